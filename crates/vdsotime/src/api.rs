@@ -1,0 +1,246 @@
+//! The public calls: each is `#[inline]`, loads its entry from the table, makes one
+//! indirect call and checks the result; everything else is `#[cold]` and out of line.
+//!
+//! Fallback rules: a clock the vDSO does not serve (CPU-time, alarm, invalid, dynamic
+//! ids) goes straight to the syscall, so it costs exactly one; a vDSO error other than
+//! `EINVAL` is retried by syscall (some vDSOs return `ENOSYS` for clocks they cannot
+//! serve); `EINVAL` is final, as the kernel would say the same.
+
+use crate::table;
+use crate::{syscall, ClockId, Errno, Timespec, Timeval, Timezone};
+use core::fmt;
+use core::mem::MaybeUninit;
+use core::ptr::null_mut;
+
+const EINVAL: i32 = -(linux_raw_sys::errno::EINVAL as i32);
+
+/// Reads `clock`.
+///
+/// ```
+/// use vdsotime::{clock_gettime, ClockId, Errno};
+/// let a = clock_gettime(ClockId::MONOTONIC).unwrap();
+/// let b = clock_gettime(ClockId::MONOTONIC).unwrap();
+/// assert!(a <= b && a.is_normalized());
+/// assert_eq!(clock_gettime(ClockId::from_raw(12)), Err(Errno::EINVAL));
+/// ```
+#[inline]
+pub fn clock_gettime(clock: ClockId) -> Result<Timespec, Errno> {
+    if !clock.vdso_served() {
+        return syscall::clock_gettime(clock);
+    }
+    let mut ts = MaybeUninit::<Timespec>::uninit();
+    // SAFETY: `ts` is writable; the entry's contract is `clock_gettime`'s.
+    let ret = unsafe { table::clock_gettime()(clock.as_raw(), ts.as_mut_ptr()) };
+    if ret == 0 {
+        // SAFETY: a zero return means the function wrote `ts`.
+        Ok(unsafe { ts.assume_init() })
+    } else {
+        retry(ret, || syscall::clock_gettime(clock))
+    }
+}
+
+/// The resolution of `clock` (equal to the syscall's answer).
+///
+/// ```
+/// let res = vdsotime::clock_getres(vdsotime::ClockId::MONOTONIC).unwrap();
+/// assert_eq!(res, vdsotime::syscall::clock_getres(vdsotime::ClockId::MONOTONIC).unwrap());
+/// ```
+#[inline]
+pub fn clock_getres(clock: ClockId) -> Result<Timespec, Errno> {
+    if !clock.vdso_served() {
+        return syscall::clock_getres(clock);
+    }
+    let mut ts = MaybeUninit::<Timespec>::uninit();
+    // SAFETY: `ts` is writable; the entry's contract is `clock_getres`'s.
+    let ret = unsafe { table::clock_getres()(clock.as_raw(), ts.as_mut_ptr()) };
+    if ret == 0 {
+        // SAFETY: a zero return means the function wrote `ts`.
+        Ok(unsafe { ts.assume_init() })
+    } else {
+        retry(ret, || syscall::clock_getres(clock))
+    }
+}
+
+/// The wall-clock time at microsecond resolution.
+///
+/// ```
+/// let tv = vdsotime::gettimeofday().unwrap();
+/// assert!(tv.tv_sec > 1_600_000_000 && tv.is_normalized());
+/// ```
+#[inline]
+pub fn gettimeofday() -> Result<Timeval, Errno> {
+    let mut tv = MaybeUninit::<Timeval>::uninit();
+    // SAFETY: `tv` is writable and a null timezone is allowed.
+    let ret = unsafe { table::gettimeofday()(tv.as_mut_ptr(), null_mut()) };
+    if ret == 0 {
+        // SAFETY: a zero return means the function wrote `tv`.
+        Ok(unsafe { tv.assume_init() })
+    } else {
+        retry(ret, syscall::gettimeofday)
+    }
+}
+
+/// `gettimeofday` together with the kernel's `struct timezone` (set by `settimeofday`).
+pub fn gettimeofday_tz() -> Result<(Timeval, Timezone), Errno> {
+    let (mut tv, mut tz) = (Timeval::default(), Timezone::default());
+    // SAFETY: both outputs are valid and writable.
+    let ret = unsafe { table::gettimeofday()(&mut tv, &mut tz) };
+    if ret == 0 {
+        Ok((tv, tz))
+    } else {
+        retry(ret, syscall::gettimeofday_tz)
+    }
+}
+
+/// Seconds since the epoch, as the kernel's `time` (the coarse wall clock's seconds).
+/// `-1` only if even the syscall fails (a seccomp filter, say), as libc's `time`.
+///
+/// ```
+/// let t = vdsotime::time();
+/// let now = vdsotime::clock_gettime(vdsotime::ClockId::REALTIME).unwrap();
+/// assert!(t <= now.tv_sec && t + 1 >= now.tv_sec);
+/// ```
+#[inline]
+pub fn time() -> i64 {
+    // SAFETY: a null pointer asks for the return value only.
+    unsafe { table::time()(null_mut()) }
+}
+
+/// The CPU and NUMA node the caller was running on when asked.
+///
+/// ```
+/// let (cpu, _node) = vdsotime::getcpu().unwrap();
+/// assert!(cpu < 65536);
+/// ```
+#[inline]
+pub fn getcpu() -> Result<(u32, u32), Errno> {
+    let (mut cpu, mut node) = (0u32, 0u32);
+    // SAFETY: both outputs are writable; the cache argument is unused by every kernel.
+    let ret = unsafe { table::getcpu()(&mut cpu, &mut node, null_mut()) };
+    if ret == 0 {
+        Ok((cpu, node))
+    } else {
+        retry(ret, syscall::getcpu)
+    }
+}
+
+/// The error path: `EINVAL` is final, anything else is asked of the syscall.
+#[cold]
+#[inline(never)]
+fn retry<T>(ret: i32, by_syscall: impl FnOnce() -> Result<T, Errno>) -> Result<T, Errno> {
+    if ret == EINVAL {
+        Err(Errno::EINVAL)
+    } else {
+        by_syscall()
+    }
+}
+
+/// A function of this crate, for [`path`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Function {
+    /// [`clock_gettime`] of a clock.
+    ClockGettime(ClockId),
+    /// [`clock_getres`] of a clock.
+    ClockGetres(ClockId),
+    /// [`gettimeofday`].
+    Gettimeofday,
+    /// [`time`].
+    Time,
+    /// [`getcpu`].
+    Getcpu,
+}
+
+/// How a function is served in this process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Path {
+    /// By this vDSO symbol (the vDSO itself may still enter the kernel for a clock
+    /// its clocksource cannot read from user space: see `vdsotime doctor`).
+    Vdso {
+        /// Symbol name.
+        symbol: &'static str,
+        /// Its version, if the image has versions.
+        version: Option<&'static str>,
+    },
+    /// By the vDSO's `clock_gettime(CLOCK_REALTIME_COARSE)` (`time` where the vDSO
+    /// has no usable `time` symbol).
+    VdsoCoarse {
+        /// The `clock_gettime` symbol name.
+        symbol: &'static str,
+        /// Its version, if the image has versions.
+        version: Option<&'static str>,
+    },
+    /// By the system call.
+    Syscall,
+}
+
+impl Path {
+    /// Whether the vDSO serves the call.
+    pub const fn is_vdso(&self) -> bool {
+        !matches!(self, Path::Syscall)
+    }
+}
+
+impl fmt::Display for Path {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (symbol, version, coarse) = match *self {
+            Path::Syscall => return f.write_str("syscall"),
+            Path::Vdso { symbol, version } => (symbol, version, ""),
+            Path::VdsoCoarse { symbol, version } => (symbol, version, " (CLOCK_REALTIME_COARSE)"),
+        };
+        f.write_str(symbol)?;
+        if let Some(v) = version {
+            write!(f, "@{v}")?;
+        }
+        f.write_str(coarse)
+    }
+}
+
+/// Which path `function` takes in this process.
+///
+/// ```
+/// use vdsotime::{path, ClockId, Function, Path};
+/// assert_eq!(path(Function::ClockGettime(ClockId::PROCESS_CPUTIME_ID)), Path::Syscall);
+/// if vdsotime::vdso().is_some() {
+///     assert!(path(Function::ClockGettime(ClockId::MONOTONIC)).is_vdso());
+/// }
+/// ```
+pub fn path(function: Function) -> Path {
+    let b = table::bind(crate::vdso().as_ref());
+    match function {
+        Function::ClockGettime(c) => table::clock_path(c, b.clock_gettime.path),
+        Function::ClockGetres(c) => table::clock_path(c, b.clock_getres.path),
+        Function::Gettimeofday => b.gettimeofday.path,
+        Function::Time => b.time.path,
+        Function::Getcpu => b.getcpu.path,
+    }
+}
+
+/// Uses the vDSO image at `addr` instead of looking in the auxiliary vector; `addr`
+/// 0 means "no vDSO, use syscalls". For runtimes and `#![no_main]` programs that have
+/// the address already. An image that fails validation is ignored (syscalls).
+///
+/// # Safety
+/// `addr` must be 0 or the start of a readable mapping of at least 4 KiB that holds
+/// an ELF image and stays mapped, unchanged, for the life of the process. Call it
+/// before other threads use this crate.
+pub unsafe fn init_from_image(addr: usize) {
+    if addr == 0 {
+        crate::vdso::publish_absent();
+    } else {
+        // SAFETY: forwarded from the caller.
+        unsafe { crate::vdso::publish(addr) };
+    }
+    table::reset();
+}
+
+/// Like [`init_from_image`], with the address taken from an auxiliary vector.
+///
+/// # Safety
+/// `auxv` must point to a readable, `AT_NULL`-terminated auxiliary vector (the one
+/// after `envp` on the initial stack), and the rules of [`init_from_image`] apply.
+pub unsafe fn init_from_auxv(auxv: *const usize) {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        init_from_image(crate::auxv::from_vector(auxv, crate::auxv::AT_SYSINFO_EHDR).unwrap_or(0))
+    }
+}

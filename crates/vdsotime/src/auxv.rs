@@ -1,0 +1,209 @@
+//! Where the vDSO is: `AT_SYSINFO_EHDR` in the auxiliary vector the kernel hands every
+//! process. Four ways to read it, because not every program has all of them:
+//!
+//! - [`getauxval`]: libc's copy (only with the `std` feature, which links a libc);
+//! - [`from_prctl`]: `prctl(PR_GET_AUXV)`, Linux 6.4+, no libc and no file system;
+//! - [`from_proc`]: `/proc/self/auxv`, any kernel, needs procfs;
+//! - [`from_vector`]: a pointer to the vector itself, for `#![no_main]` programs and
+//!   runtimes that find it after `envp` on the initial stack.
+//!
+//! All of them use raw system calls and stack buffers: no allocation, no locks.
+
+use crate::sys::{nr, syscall};
+use crate::Errno;
+use core::mem::size_of;
+
+/// End of the vector.
+pub const AT_NULL: usize = 0;
+/// The system page size.
+pub const AT_PAGESZ: usize = linux_raw_sys::auxvec::AT_PAGESZ as usize;
+/// The address of the vDSO's ELF header.
+pub const AT_SYSINFO_EHDR: usize = linux_raw_sys::auxvec::AT_SYSINFO_EHDR as usize;
+
+const WORD: usize = size_of::<usize>();
+const ENTRY: usize = 2 * WORD;
+/// Room for 64 entries; a vector has about 25 and `AT_SYSINFO_EHDR` comes early.
+const BUF_WORDS: usize = 128;
+
+/// `AT_SYSINFO_EHDR` by the best means this build has; `None` means no vDSO
+/// (valgrind, `vdso=0`, some emulators) and every call then goes through syscalls.
+///
+/// ```
+/// // A normal Linux process has a vDSO; under valgrind this is None.
+/// if let Some(addr) = vdsotime::auxv::sysinfo_ehdr() {
+///     assert_ne!(addr, 0);
+/// }
+/// ```
+pub fn sysinfo_ehdr() -> Option<usize> {
+    lookup(AT_SYSINFO_EHDR)
+}
+
+/// Any auxv entry by the best means this build has (see the module docs for the order).
+pub fn lookup(key: usize) -> Option<usize> {
+    #[cfg(feature = "std")]
+    {
+        getauxval(key)
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        match from_prctl(key) {
+            Ok(found) => found,
+            Err(_) => from_proc(key).ok().flatten(),
+        }
+    }
+}
+
+/// libc's `getauxval(key)`; `None` for a missing or zero entry.
+#[cfg(feature = "std")]
+pub fn getauxval(key: usize) -> Option<usize> {
+    extern "C" {
+        fn getauxval(key: core::ffi::c_ulong) -> core::ffi::c_ulong;
+    }
+    // SAFETY: getauxval (glibc 2.16+, musl 1.1+) only reads the vector saved at startup,
+    // takes no locks and is async-signal-safe.
+    let v = unsafe { getauxval(key as core::ffi::c_ulong) } as usize;
+    (v != 0).then_some(v)
+}
+
+/// Reads `key` from the vector `prctl(PR_GET_AUXV)` copies out (Linux 6.4+).
+/// `Err(EINVAL)` on older kernels.
+pub fn from_prctl(key: usize) -> Result<Option<usize>, Errno> {
+    let mut buf = [0usize; BUF_WORDS];
+    let pr_get_auxv = linux_raw_sys::prctl::PR_GET_AUXV as usize;
+    // SAFETY: the kernel writes at most `size_of_val(&buf)` bytes into `buf`; the
+    // remaining arguments must be zero.
+    let ret = unsafe {
+        syscall(
+            nr::__NR_prctl,
+            pr_get_auxv,
+            buf.as_mut_ptr() as usize,
+            size_of_val(&buf),
+            0,
+            0,
+        )
+    };
+    if let Some(e) = Errno::from_ret(ret) {
+        return Err(e);
+    }
+    // The return value is the vector's full size; only what fitted was copied.
+    let copied = (ret as usize).min(size_of_val(&buf)) / WORD;
+    Ok(scan(&buf[..copied], key))
+}
+
+/// Reads `key` from `/proc/self/auxv`.
+pub fn from_proc(key: usize) -> Result<Option<usize>, Errno> {
+    let path = b"/proc/self/auxv\0";
+    let flags = (nr::O_RDONLY | nr::O_CLOEXEC) as usize;
+    // SAFETY: `path` is NUL-terminated and outlives the call.
+    let fd = unsafe {
+        syscall(
+            nr::__NR_openat,
+            nr::AT_FDCWD as isize as usize,
+            path.as_ptr() as usize,
+            flags,
+            0,
+            0,
+        )
+    };
+    if let Some(e) = Errno::from_ret(fd) {
+        return Err(e);
+    }
+    let result = read_entries(fd as usize, key);
+    // SAFETY: closes the descriptor opened above, which nothing else knows.
+    unsafe { syscall(nr::__NR_close, fd as usize, 0, 0, 0, 0) };
+    result
+}
+
+/// Reads whole entries from `fd` through a stack buffer until `key`, `AT_NULL` or EOF.
+fn read_entries(fd: usize, key: usize) -> Result<Option<usize>, Errno> {
+    let mut buf = [0usize; BUF_WORDS];
+    let cap = size_of_val(&buf);
+    let mut filled = 0; // bytes in buf, of which the leading whole entries are scanned
+    loop {
+        let free = cap - filled;
+        // SAFETY: reads at most `free` bytes into the unfilled tail of `buf`.
+        let got = unsafe {
+            syscall(
+                nr::__NR_read,
+                fd,
+                (buf.as_mut_ptr() as usize) + filled,
+                free,
+                0,
+                0,
+            )
+        };
+        if let Some(e) = Errno::from_ret(got) {
+            if e == Errno::EINTR {
+                continue;
+            }
+            return Err(e);
+        }
+        filled += got as usize;
+        let whole = filled / ENTRY * ENTRY;
+        let words = &buf[..whole / WORD];
+        if let Some(v) = scan(words, key) {
+            return Ok(Some(v));
+        }
+        if got == 0 || words.chunks_exact(2).any(|e| e[0] == AT_NULL) {
+            return Ok(None);
+        }
+        // Keep a partial entry for the next read.
+        buf.copy_within(whole / WORD..filled.div_ceil(WORD), 0);
+        filled -= whole;
+    }
+}
+
+/// Finds `key` in the vector at `auxv`, which ends with an `AT_NULL` entry.
+///
+/// # Safety
+/// `auxv` must point to a readable, `AT_NULL`-terminated auxiliary vector, such as the
+/// one after `envp` on a process's initial stack.
+pub unsafe fn from_vector(auxv: *const usize, key: usize) -> Option<usize> {
+    let mut p = auxv;
+    loop {
+        // SAFETY: the caller guarantees entries up to and including AT_NULL are readable.
+        let (k, v) = unsafe { (p.read(), p.add(1).read()) };
+        if k == AT_NULL {
+            return None;
+        }
+        if k == key {
+            return (v != 0).then_some(v);
+        }
+        // SAFETY: not yet at AT_NULL, so the next entry is part of the vector.
+        p = unsafe { p.add(2) };
+    }
+}
+
+/// Looks `key` up in whole (type, value) pairs; a zero value counts as absent.
+fn scan(words: &[usize], key: usize) -> Option<usize> {
+    words
+        .chunks_exact(2)
+        .take_while(|e| e[0] != AT_NULL)
+        .find(|e| e[0] == key)
+        .map(|e| e[1])
+        .filter(|&v| v != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scan_stops_at_null_and_skips_zero() {
+        let v = [AT_PAGESZ, 4096, AT_SYSINFO_EHDR, 0, AT_NULL, 0, 99, 1];
+        assert_eq!(scan(&v, AT_PAGESZ), Some(4096));
+        assert_eq!(scan(&v, AT_SYSINFO_EHDR), None);
+        assert_eq!(scan(&v, 99), None);
+    }
+
+    #[test]
+    fn every_source_agrees() {
+        let proc = from_proc(AT_SYSINFO_EHDR).unwrap();
+        if let Ok(prctl) = from_prctl(AT_SYSINFO_EHDR) {
+            assert_eq!(prctl, proc);
+        }
+        #[cfg(feature = "std")]
+        assert_eq!(getauxval(AT_SYSINFO_EHDR), proc);
+        assert_eq!(from_proc(AT_PAGESZ).unwrap(), lookup(AT_PAGESZ));
+    }
+}

@@ -1,0 +1,167 @@
+//! The two symbol hash tables: `DT_GNU_HASH` (all that new arm64, riscv and loongarch
+//! vDSOs carry) and the SysV `DT_HASH` (all that old ones carry). Either may be missing.
+//! The GNU table's Bloom filter is skipped: it only speeds up misses, and a vDSO has a
+//! dozen symbols.
+
+use super::reader::offset;
+use super::{ElfError, Image};
+
+/// The SysV ELF hash of a name.
+fn sysv_hash(name: &[u8]) -> u32 {
+    name.iter().fold(0u32, |h, &c| {
+        let h = (h << 4).wrapping_add(u32::from(c));
+        let g = h & 0xf000_0000;
+        (h ^ (g >> 24)) & !g
+    })
+}
+
+/// The GNU (DJB) hash of a name.
+fn gnu_hash(name: &[u8]) -> u32 {
+    name.iter().fold(5381u32, |h, &c| {
+        h.wrapping_mul(33).wrapping_add(u32::from(c))
+    })
+}
+
+/// The layout of a `DT_GNU_HASH` table.
+struct GnuTable {
+    nbuckets: usize,
+    symoffset: usize,
+    buckets: usize,
+    chains: usize,
+}
+
+impl Image<'_> {
+    fn gnu_table(&self, at: usize) -> Result<GnuTable, ElfError> {
+        let r = &self.r;
+        let nbuckets = r.u32(at, "DT_GNU_HASH")? as usize;
+        let symoffset = r.u32(at + 4, "DT_GNU_HASH")? as usize;
+        let bloom_words = r.u32(at + 8, "DT_GNU_HASH")? as usize;
+        let buckets = offset(at + 16, bloom_words, r.pick(4, 8))?;
+        let chains = offset(buckets, nbuckets, 4)?;
+        r.slice(buckets, offset(0, nbuckets, 4)?, "DT_GNU_HASH buckets")?;
+        Ok(GnuTable {
+            nbuckets,
+            symoffset,
+            buckets,
+            chains,
+        })
+    }
+
+    /// The number of dynamic symbols. `DT_HASH` says it (`nchain`); with only
+    /// `DT_GNU_HASH` it is one past the end of the chain that starts at the largest bucket.
+    pub(super) fn count_symbols(&self) -> Result<usize, ElfError> {
+        let r = &self.r;
+        if let Some(at) = self.gnu_hash {
+            let t = self.gnu_table(at)?;
+            let mut last = 0;
+            for i in 0..t.nbuckets {
+                last = last.max(r.u32(offset(t.buckets, i, 4)?, "DT_GNU_HASH buckets")? as usize);
+            }
+            if last < t.symoffset {
+                return Ok(t.symoffset);
+            }
+            // Each step reads a new in-bounds word, so the walk ends within the image.
+            loop {
+                let link = r.u32(
+                    offset(t.chains, last - t.symoffset, 4)?,
+                    "DT_GNU_HASH chains",
+                )?;
+                if link & 1 == 1 {
+                    return last
+                        .checked_add(1)
+                        .ok_or(ElfError::OutOfBounds("DT_GNU_HASH chains"));
+                }
+                last += 1;
+            }
+        }
+        if let Some(at) = self.sysv_hash {
+            let word = self.sysv_word();
+            let nchain = self.sysv_entry(at, word, 1)?;
+            return Ok(nchain);
+        }
+        Err(ElfError::NoHashTable)
+    }
+
+    fn sysv_entry(&self, at: usize, word: usize, index: usize) -> Result<usize, ElfError> {
+        let off = offset(at, index, word)?;
+        let v = match word {
+            8 => self.r.u64(off, "DT_HASH")?,
+            _ => u64::from(self.r.u32(off, "DT_HASH")?),
+        };
+        usize::try_from(v).map_err(|_| ElfError::OutOfBounds("DT_HASH"))
+    }
+
+    /// Calls `visit` on each symbol index whose hash matches `name` until it returns
+    /// `true`; `Ok(None)` when none did. Walks are bounded by the symbol count, so a
+    /// corrupted chain cannot loop.
+    pub(super) fn candidates(
+        &self,
+        name: &[u8],
+        mut visit: impl FnMut(usize) -> bool,
+    ) -> Result<Option<usize>, ElfError> {
+        let r = &self.r;
+        if let Some(at) = self.gnu_hash {
+            let t = self.gnu_table(at)?;
+            if t.nbuckets == 0 {
+                return Ok(None);
+            }
+            let h = gnu_hash(name);
+            let mut idx = r.u32(
+                offset(t.buckets, h as usize % t.nbuckets, 4)?,
+                "DT_GNU_HASH buckets",
+            )? as usize;
+            if idx < t.symoffset {
+                return Ok(None);
+            }
+            while idx < self.nsyms {
+                let link = r.u32(
+                    offset(t.chains, idx - t.symoffset, 4)?,
+                    "DT_GNU_HASH chains",
+                )?;
+                if (link | 1) == (h | 1) && visit(idx) {
+                    return Ok(Some(idx));
+                }
+                if link & 1 == 1 {
+                    break;
+                }
+                idx += 1;
+            }
+            return Ok(None);
+        }
+        if let Some(at) = self.sysv_hash {
+            let word = self.sysv_word();
+            let nbucket = self.sysv_entry(at, word, 0)?;
+            if nbucket == 0 {
+                return Ok(None);
+            }
+            let chain = offset(2, nbucket, 1)?;
+            let mut idx = self.sysv_entry(at, word, 2 + sysv_hash(name) as usize % nbucket)?;
+            for _ in 0..self.nsyms {
+                if idx == 0 || idx >= self.nsyms {
+                    break;
+                }
+                if visit(idx) {
+                    return Ok(Some(idx));
+                }
+                idx = self.sysv_entry(at, word, offset(chain, idx, 1)?)?;
+            }
+            return Ok(None);
+        }
+        Err(ElfError::NoHashTable)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_hash_values() {
+        // Values from the ELF and GNU specifications' reference implementations.
+        assert_eq!(sysv_hash(b""), 0);
+        assert_eq!(gnu_hash(b""), 5381);
+        assert_eq!(gnu_hash(b"printf"), 0x156b_2bb8);
+        assert_eq!(sysv_hash(b"printf"), 0x0779_05a6);
+        assert_eq!(sysv_hash(b"LINUX_2.6"), 0x03ae_75f6);
+    }
+}

@@ -1,0 +1,384 @@
+//! A reader of an in-memory ELF shared object: header, program headers, the dynamic
+//! table, both symbol hash tables and symbol versions. It knows ELF, not the vDSO.
+//!
+//! The model is the kernel's `tools/testing/selftests/vDSO/parse_vdso.c`, with every
+//! read bounds-checked: any byte string gives a value or an [`ElfError`], never a panic
+//! or a read outside the slice. ELF32 and ELF64, either byte order, are accepted on any
+//! host, so one architecture's tests can parse every other's images.
+
+mod hash;
+mod reader;
+mod symbols;
+mod version;
+
+pub use symbols::{Symbol, Symbols};
+
+use core::fmt;
+use reader::{offset, to_usize, Reader};
+
+/// ELF file class: word size of the image (not necessarily of the host).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ElfClass {
+    /// `ELFCLASS32`.
+    Elf32,
+    /// `ELFCLASS64`.
+    Elf64,
+}
+
+/// Byte order of the image's fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Endian {
+    /// `ELFDATA2LSB`.
+    Little,
+    /// `ELFDATA2MSB`.
+    Big,
+}
+
+/// Why an image was refused. Every variant says what is wrong; none loses the input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ElfError {
+    /// Shorter than an ELF header.
+    TooShort,
+    /// The first four bytes are not `\x7fELF`.
+    BadMagic,
+    /// `EI_CLASS` is neither 32 nor 64-bit.
+    BadClass(u8),
+    /// `EI_DATA` is neither little nor big endian.
+    BadByteOrder(u8),
+    /// `EI_VERSION` or `e_version` is not 1.
+    BadVersion,
+    /// `e_type` is not `ET_DYN`: a vDSO is a shared object.
+    NotSharedObject(u16),
+    /// `e_phentsize` (or `DT_SYMENT`) does not match the class.
+    BadEntrySize(&'static str),
+    /// No `PT_LOAD` segment.
+    NoLoadSegment,
+    /// No `PT_DYNAMIC` segment.
+    NoDynamicSegment,
+    /// A required dynamic entry (`DT_SYMTAB`, `DT_STRTAB`) is missing.
+    MissingDynamicEntry(&'static str),
+    /// Neither `DT_GNU_HASH` nor `DT_HASH`: the symbols cannot be counted.
+    NoHashTable,
+    /// An address lies outside the loaded segment.
+    AddressOutsideSegment(&'static str),
+    /// A table or string runs past the end of the image (the name says which).
+    OutOfBounds(&'static str),
+    /// A well-formed image for another machine or class than this process's.
+    ForeignMachine {
+        /// `e_machine` of the image.
+        machine: u16,
+        /// Its class.
+        class: ElfClass,
+    },
+}
+
+impl fmt::Display for ElfError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            ElfError::TooShort => f.write_str("image shorter than an ELF header"),
+            ElfError::BadMagic => f.write_str("not an ELF image (bad magic)"),
+            ElfError::BadClass(c) => write!(f, "unknown ELF class {c}"),
+            ElfError::BadByteOrder(d) => write!(f, "unknown ELF byte order {d}"),
+            ElfError::BadVersion => f.write_str("unsupported ELF version"),
+            ElfError::NotSharedObject(t) => write!(f, "e_type {t} is not ET_DYN"),
+            ElfError::BadEntrySize(what) => write!(f, "{what} has the wrong entry size"),
+            ElfError::NoLoadSegment => f.write_str("no PT_LOAD segment"),
+            ElfError::NoDynamicSegment => f.write_str("no PT_DYNAMIC segment"),
+            ElfError::MissingDynamicEntry(what) => write!(f, "dynamic table lacks {what}"),
+            ElfError::NoHashTable => f.write_str("neither DT_GNU_HASH nor DT_HASH present"),
+            ElfError::AddressOutsideSegment(what) => write!(f, "{what} points outside PT_LOAD"),
+            ElfError::OutOfBounds(what) => write!(f, "{what} runs past the end of the image"),
+            ElfError::ForeignMachine { machine, class } => {
+                write!(
+                    f,
+                    "image is for e_machine {machine} ({class:?}), not this process"
+                )
+            }
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for ElfError {}
+
+const ET_DYN: u16 = 3;
+const PT_LOAD: u32 = 1;
+const PT_DYNAMIC: u32 = 2;
+const DT_NULL: u64 = 0;
+const DT_HASH: u64 = 4;
+const DT_STRTAB: u64 = 5;
+const DT_SYMTAB: u64 = 6;
+const DT_STRSZ: u64 = 10;
+const DT_SYMENT: u64 = 11;
+const DT_GNU_HASH: u64 = 0x6fff_fef5;
+const DT_VERSYM: u64 = 0x6fff_fff0;
+const DT_VERDEF: u64 = 0x6fff_fffc;
+/// `EM_S390`: its `DT_HASH` words are 64-bit on s390x (the one such Linux arch we target).
+const EM_S390: u16 = 22;
+
+/// The ELF header fields this reader uses.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Header {
+    pub(crate) class: ElfClass,
+    pub(crate) endian: Endian,
+    pub(crate) machine: u16,
+    phoff: usize,
+    phnum: usize,
+    shoff: usize,
+    shnum: usize,
+    shentsize: usize,
+}
+
+/// The first `PT_LOAD` segment: maps the image's virtual addresses to file offsets.
+#[derive(Clone, Copy, Debug)]
+struct Load {
+    vaddr: u64,
+    offset: u64,
+    memsz: u64,
+    filesz: u64,
+}
+
+impl Load {
+    /// The file offset of a virtual address inside the segment's file-backed part.
+    fn to_offset(self, vaddr: u64) -> Option<usize> {
+        let rel = vaddr
+            .checked_sub(self.vaddr)
+            .filter(|&rel| rel < self.memsz.min(self.filesz))?;
+        usize::try_from(self.offset.checked_add(rel)?).ok()
+    }
+}
+
+impl Header {
+    /// Validates `e_ident`, `e_type`, `e_version` and `e_phentsize`.
+    pub(crate) fn parse(bytes: &[u8]) -> Result<Header, ElfError> {
+        let ident = bytes.get(..16).ok_or(ElfError::TooShort)?;
+        if ident[..4] != *b"\x7fELF" {
+            return Err(ElfError::BadMagic);
+        }
+        let class = match ident[4] {
+            1 => ElfClass::Elf32,
+            2 => ElfClass::Elf64,
+            c => return Err(ElfError::BadClass(c)),
+        };
+        let endian = match ident[5] {
+            1 => Endian::Little,
+            2 => Endian::Big,
+            d => return Err(ElfError::BadByteOrder(d)),
+        };
+        let r = Reader {
+            bytes,
+            class,
+            endian,
+        };
+        if bytes.len() < r.pick(52, 64) {
+            return Err(ElfError::TooShort);
+        }
+        if ident[6] != 1 || r.u32(20, "e_version")? != 1 {
+            return Err(ElfError::BadVersion);
+        }
+        let e_type = r.u16(16, "e_type")?;
+        if e_type != ET_DYN {
+            return Err(ElfError::NotSharedObject(e_type));
+        }
+        let field = |elf32, elf64| r.pick(elf32, elf64);
+        if usize::from(r.u16(field(42, 54), "e_phentsize")?) != r.pick(32, 56) {
+            return Err(ElfError::BadEntrySize("e_phentsize"));
+        }
+        Ok(Header {
+            class,
+            endian,
+            machine: r.u16(18, "e_machine")?,
+            phoff: to_usize(r.word(field(28, 32), "e_phoff")?, "e_phoff")?,
+            phnum: usize::from(r.u16(field(44, 56), "e_phnum")?),
+            shoff: to_usize(r.word(field(32, 40), "e_shoff")?, "e_shoff")?,
+            shnum: usize::from(r.u16(field(48, 60), "e_shnum")?),
+            shentsize: usize::from(r.u16(field(46, 58), "e_shentsize")?),
+        })
+    }
+
+    fn reader<'a>(&self, bytes: &'a [u8]) -> Reader<'a> {
+        Reader {
+            bytes,
+            class: self.class,
+            endian: self.endian,
+        }
+    }
+
+    /// Calls `f(p_type, phdr_offset)` for each program header, all of which must be in bounds.
+    fn each_phdr(
+        &self,
+        r: &Reader<'_>,
+        mut f: impl FnMut(u32, usize) -> Result<(), ElfError>,
+    ) -> Result<(), ElfError> {
+        let size = r.pick(32, 56);
+        r.slice(self.phoff, offset(0, self.phnum, size)?, "program headers")?;
+        for i in 0..self.phnum {
+            let ph = offset(self.phoff, i, size)?;
+            f(r.u32(ph, "p_type")?, ph)?;
+        }
+        Ok(())
+    }
+
+    fn first_load(&self, r: &Reader<'_>) -> Result<Load, ElfError> {
+        let mut load = None;
+        self.each_phdr(r, |p_type, ph| {
+            if p_type == PT_LOAD && load.is_none() {
+                let at = |elf32, elf64, what| r.word(ph + r.pick(elf32, elf64), what);
+                load = Some(Load {
+                    offset: at(4, 8, "p_offset")?,
+                    vaddr: at(8, 16, "p_vaddr")?,
+                    filesz: at(16, 32, "p_filesz")?,
+                    memsz: at(20, 40, "p_memsz")?,
+                });
+            }
+            Ok(())
+        })?;
+        load.ok_or(ElfError::NoLoadSegment)
+    }
+
+    /// How many bytes from the start the image occupies: its loaded segment and its
+    /// section headers (which `readelf` wants, though nothing here reads them). Used to
+    /// size the live vDSO, whose length the kernel does not tell us.
+    pub(crate) fn extent(&self, bytes: &[u8]) -> Result<usize, ElfError> {
+        let r = self.reader(bytes);
+        let load = self.first_load(&r)?;
+        let load_end = load
+            .offset
+            .checked_add(load.filesz)
+            .ok_or(ElfError::OutOfBounds("PT_LOAD"))?;
+        let sections_end = offset(self.shoff, self.shnum, self.shentsize)?;
+        Ok(to_usize(load_end, "PT_LOAD")?.max(sections_end))
+    }
+}
+
+/// A parsed image: where its dynamic symbol tables are, as offsets into the bytes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Image<'a> {
+    r: Reader<'a>,
+    pub(crate) header: Header,
+    load: Load,
+    symtab: usize,
+    syment: usize,
+    strtab: usize,
+    strsz: usize,
+    sysv_hash: Option<usize>,
+    gnu_hash: Option<usize>,
+    versym: Option<usize>,
+    verdef: Option<usize>,
+    /// Number of dynamic symbols, counted from a hash table and checked to fit.
+    nsyms: usize,
+}
+
+impl<'a> Image<'a> {
+    /// Parses and validates everything symbol lookup will touch.
+    pub(crate) fn parse(bytes: &'a [u8]) -> Result<Image<'a>, ElfError> {
+        let header = Header::parse(bytes)?;
+        let r = header.reader(bytes);
+        let load = header.first_load(&r)?;
+        // Dynamic entries hold virtual addresses; the image is laid out as PT_LOAD says.
+        let to_offset = |vaddr, what| {
+            load.to_offset(vaddr)
+                .ok_or(ElfError::AddressOutsideSegment(what))
+        };
+
+        let mut dynamic = None;
+        header.each_phdr(&r, |p_type, ph| {
+            if p_type == PT_DYNAMIC {
+                dynamic = Some(to_usize(
+                    r.word(ph + r.pick(4, 8), "p_offset")?,
+                    "PT_DYNAMIC",
+                )?);
+            }
+            Ok(())
+        })?;
+        let dynamic = dynamic.ok_or(ElfError::NoDynamicSegment)?;
+
+        let (mut symtab, mut strtab, mut strsz, mut syment) = (None, None, None, None);
+        let (mut sysv_hash, mut gnu_hash, mut versym, mut verdef) = (None, None, None, None);
+        let dyn_size = r.pick(8, 16);
+        for i in 0.. {
+            let entry = offset(dynamic, i, dyn_size)?;
+            let tag = r.word(entry, "dynamic table")?;
+            let val = r.word(entry + dyn_size / 2, "dynamic table")?;
+            match tag {
+                DT_NULL => break,
+                DT_SYMTAB => symtab = Some(to_offset(val, "DT_SYMTAB")?),
+                DT_STRTAB => strtab = Some(to_offset(val, "DT_STRTAB")?),
+                DT_STRSZ => strsz = Some(to_usize(val, "DT_STRSZ")?),
+                DT_SYMENT => syment = Some(to_usize(val, "DT_SYMENT")?),
+                DT_HASH => sysv_hash = Some(to_offset(val, "DT_HASH")?),
+                DT_GNU_HASH => gnu_hash = Some(to_offset(val, "DT_GNU_HASH")?),
+                DT_VERSYM => versym = Some(to_offset(val, "DT_VERSYM")?),
+                DT_VERDEF => verdef = Some(to_offset(val, "DT_VERDEF")?),
+                _ => {}
+            }
+        }
+
+        let symtab = symtab.ok_or(ElfError::MissingDynamicEntry("DT_SYMTAB"))?;
+        let strtab = strtab.ok_or(ElfError::MissingDynamicEntry("DT_STRTAB"))?;
+        // Without DT_STRSZ, strings may run to the end of the image (still bounded).
+        let strsz = strsz.unwrap_or(bytes.len().saturating_sub(strtab));
+        r.slice(strtab, strsz, "DT_STRTAB")?;
+        let natural = r.pick(16, 24);
+        let syment = syment.unwrap_or(natural);
+        if syment < natural {
+            return Err(ElfError::BadEntrySize("DT_SYMENT"));
+        }
+
+        let mut image = Image {
+            r,
+            header,
+            load,
+            symtab,
+            syment,
+            strtab,
+            strsz,
+            sysv_hash,
+            gnu_hash,
+            // Versions are usable only as a pair; either alone is ignored, as by ld.so.
+            versym: versym.filter(|_| verdef.is_some()),
+            verdef: verdef.filter(|_| versym.is_some()),
+            nsyms: 0,
+        };
+        image.nsyms = image.count_symbols()?;
+        r.slice(symtab, offset(0, image.nsyms, syment)?, "DT_SYMTAB")?;
+        if let Some(versym) = image.versym {
+            r.slice(versym, offset(0, image.nsyms, 2)?, "DT_VERSYM")?;
+        }
+        Ok(image)
+    }
+
+    /// The image bytes.
+    pub(crate) fn bytes(&self) -> &'a [u8] {
+        self.r.bytes
+    }
+
+    pub(crate) fn has_gnu_hash(&self) -> bool {
+        self.gnu_hash.is_some()
+    }
+
+    pub(crate) fn has_sysv_hash(&self) -> bool {
+        self.sysv_hash.is_some()
+    }
+
+    pub(crate) fn has_versions(&self) -> bool {
+        self.verdef.is_some()
+    }
+
+    /// `DT_HASH` words are 32-bit, except on 64-bit s390 where they are 64-bit.
+    fn sysv_word(&self) -> usize {
+        if self.header.machine == EM_S390 && self.header.class == ElfClass::Elf64 {
+            8
+        } else {
+            4
+        }
+    }
+
+    /// Maps a symbol's `st_value` to an offset in the image.
+    fn value_to_offset(&self, value: u64) -> Option<usize> {
+        self.load
+            .to_offset(value)
+            .filter(|&off| off < self.r.bytes.len())
+    }
+}

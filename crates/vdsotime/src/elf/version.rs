@@ -1,0 +1,59 @@
+//! Symbol versions: `DT_VERSYM` gives each symbol a version index, `DT_VERDEF` names
+//! the index. Images without them (some synthetic vDSOs) have unversioned symbols, and
+//! a lookup that asks for a version accepts those, as the dynamic linker does.
+
+use super::reader::offset;
+use super::{ElfError, Image};
+
+/// `VER_FLG_BASE`: the verdef naming the file itself, not a version.
+const VER_FLG_BASE: u16 = 1;
+/// Bound on the verdef chain; a vDSO has two or three.
+const MAX_VERDEFS: usize = 256;
+
+impl<'a> Image<'a> {
+    /// The version name of symbol `idx`, `None` if the image or the symbol has none.
+    pub(super) fn version_of(&self, idx: usize) -> Result<Option<&'a [u8]>, ElfError> {
+        let (Some(versym), Some(mut def)) = (self.versym, self.verdef) else {
+            return Ok(None);
+        };
+        let r = &self.r;
+        // The top bit marks a hidden symbol; the rest is the version index.
+        let ndx = r.u16(offset(versym, idx, 2)?, "DT_VERSYM")? & 0x7fff;
+        if ndx <= 1 {
+            return Ok(None); // 0: local, 1: global, unversioned
+        }
+        for _ in 0..MAX_VERDEFS {
+            let flags = r.u16(def + 2, "DT_VERDEF")?;
+            let vd_ndx = r.u16(def + 4, "DT_VERDEF")?;
+            if flags & VER_FLG_BASE == 0 && vd_ndx & 0x7fff == ndx {
+                let aux = def.checked_add(r.u32(def + 12, "DT_VERDEF")? as usize);
+                let aux = aux.ok_or(ElfError::OutOfBounds("DT_VERDEF"))?;
+                let name = r.u32(aux, "verdaux")? as usize;
+                return self.string(name).map(Some);
+            }
+            let next = r.u32(def + 16, "DT_VERDEF")? as usize;
+            if next == 0 {
+                break;
+            }
+            def = def
+                .checked_add(next)
+                .ok_or(ElfError::OutOfBounds("DT_VERDEF"))?;
+        }
+        Ok(None)
+    }
+
+    /// A string from the dynamic string table, bounded by `DT_STRSZ`.
+    pub(super) fn string(&self, at: usize) -> Result<&'a [u8], ElfError> {
+        if at >= self.strsz {
+            return Err(ElfError::OutOfBounds("DT_STRTAB"));
+        }
+        let s = self
+            .r
+            .cstr(offset(self.strtab, at, 1)?, "DT_STRTAB string")?;
+        let end = offset(at, s.len(), 1)?;
+        if end >= self.strsz {
+            return Err(ElfError::OutOfBounds("DT_STRTAB string"));
+        }
+        Ok(s)
+    }
+}

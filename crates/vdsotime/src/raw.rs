@@ -1,0 +1,63 @@
+//! The resolved vDSO symbols themselves, for benchmarks that call them with no
+//! wrapper at all (the "vdso-raw" column of `vdsotime bench`). Each getter is `Some`
+//! only where the symbol's C signature is exactly the type given: not on powerpc
+//! (which needs an asm call sequence) and not for time32 symbols on 32-bit targets.
+
+use crate::table::{self, Slot};
+use core::ffi::{c_long, c_void};
+
+pub use crate::{Timespec, Timezone};
+
+/// The kernel's native `struct timeval` (`long` fields).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelTimeval {
+    /// Seconds.
+    pub tv_sec: c_long,
+    /// Microseconds.
+    pub tv_usec: c_long,
+}
+
+/// `int clock_gettime(clockid_t, struct __kernel_timespec *)`.
+pub type ClockGettimeFn = unsafe extern "C" fn(i32, *mut Timespec) -> i32;
+/// `int clock_getres(clockid_t, struct __kernel_timespec *)`.
+pub type ClockGetresFn = unsafe extern "C" fn(i32, *mut Timespec) -> i32;
+/// `int gettimeofday(struct timeval *, struct timezone *)`.
+pub type GettimeofdayFn = unsafe extern "C" fn(*mut KernelTimeval, *mut Timezone) -> i32;
+/// `time_t time(time_t *)`.
+pub type TimeFn = unsafe extern "C" fn(*mut c_long) -> c_long;
+/// `int getcpu(unsigned *, unsigned *, void *)`.
+pub type GetcpuFn = unsafe extern "C" fn(*mut u32, *mut u32, *mut c_void) -> i32;
+
+/// The symbol bound to `slot` if the entry calls it directly.
+fn direct(slot: Slot, entry: usize) -> Option<usize> {
+    let addr = table::symbol(slot);
+    (addr != 0 && addr == entry).then_some(addr)
+}
+
+macro_rules! getters {
+    ($( $(#[$doc:meta])* $name:ident: $ty:ty = $slot:ident; )*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name() -> Option<$ty> {
+                let addr = direct(Slot::$slot, table::$name() as usize)?;
+                // SAFETY: the table calls this symbol directly as its entry, which it
+                // does only where the symbol's C signature is this type's.
+                Some(unsafe { core::mem::transmute::<usize, $ty>(addr) })
+            }
+        )*
+    };
+}
+
+getters! {
+    /// The vDSO's `clock_gettime` (the time64 one on 32-bit targets).
+    clock_gettime: ClockGettimeFn = ClockGettime;
+    /// The vDSO's `clock_getres`.
+    clock_getres: ClockGetresFn = ClockGetres;
+    /// The vDSO's `gettimeofday` (64-bit targets).
+    gettimeofday: GettimeofdayFn = Gettimeofday;
+    /// The vDSO's `time` (64-bit targets that export it).
+    time: TimeFn = Time;
+    /// The vDSO's `getcpu`.
+    getcpu: GetcpuFn = Getcpu;
+}

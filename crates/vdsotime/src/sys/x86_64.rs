@@ -1,0 +1,29 @@
+//! x86-64: `syscall`, number in rax, arguments in rdi, rsi, rdx, r10, r8.
+
+/// Performs system call `nr` with five arguments (unused ones zero).
+///
+/// # Safety
+/// The arguments must be valid for that system call (pointers writable, etc.).
+#[inline]
+pub(crate) unsafe fn syscall(
+    nr: u32,
+    a0: usize,
+    a1: usize,
+    a2: usize,
+    a3: usize,
+    a4: usize,
+) -> isize {
+    let ret: isize;
+    // SAFETY: the caller vouches for the arguments; `syscall` clobbers only rcx and
+    // r11 besides rax, declared here, and touches no stack.
+    unsafe {
+        core::arch::asm!(
+            "syscall",
+            inlateout("rax") nr as isize => ret,
+            in("rdi") a0, in("rsi") a1, in("rdx") a2, in("r10") a3, in("r8") a4,
+            lateout("rcx") _, lateout("r11") _,
+            options(nostack, preserves_flags)
+        );
+    }
+    ret
+}

@@ -1,0 +1,228 @@
+//! The syscall path: every function with the kernel's exact results and errors, never
+//! touching the vDSO. It is the fallback the fast path uses, and a public handle for
+//! benchmarks and tests that want the syscall on purpose (like Go's
+//! `BenchmarkClockVDSOAndFallbackPaths`).
+//!
+//! On 32-bit targets the `*_time64` syscalls are used (Linux 5.1+), with the time32
+//! ones as a fallback on older kernels; a time32 value that overflowed is never
+//! returned (`EOVERFLOW`, or recomputed from a 64-bit clock for `gettimeofday`).
+//!
+//! ```
+//! use vdsotime::{syscall, ClockId, Errno};
+//! let t = syscall::clock_gettime(ClockId::MONOTONIC).unwrap();
+//! assert!(t.is_normalized());
+//! assert_eq!(syscall::clock_gettime(ClockId::from_raw(-1)), Err(Errno::EINVAL));
+//! ```
+
+use crate::sys::{nr, syscall};
+use crate::{ClockId, Errno, Timespec, Timeval, Timezone};
+use core::ffi::c_void;
+use core::ptr::null_mut;
+
+/// Reads `clock` with the `clock_gettime` syscall.
+pub fn clock_gettime(clock: ClockId) -> Result<Timespec, Errno> {
+    let mut ts = Timespec::default();
+    // SAFETY: `ts` is a valid, writable `Timespec`.
+    check(unsafe { raw_clock_gettime(clock.as_raw(), &mut ts) }).map(|()| ts)
+}
+
+/// The resolution of `clock`, by the `clock_getres` syscall.
+pub fn clock_getres(clock: ClockId) -> Result<Timespec, Errno> {
+    let mut ts = Timespec::default();
+    // SAFETY: `ts` is a valid, writable `Timespec`.
+    check(unsafe { raw_clock_getres(clock.as_raw(), &mut ts) }).map(|()| ts)
+}
+
+/// The wall-clock time by the `gettimeofday` syscall.
+pub fn gettimeofday() -> Result<Timeval, Errno> {
+    let mut tv = Timeval::default();
+    // SAFETY: `tv` is writable; a null timezone is allowed.
+    check(unsafe { raw_gettimeofday(&mut tv, null_mut()) }).map(|()| tv)
+}
+
+/// `gettimeofday` with the kernel's `struct timezone`.
+pub fn gettimeofday_tz() -> Result<(Timeval, Timezone), Errno> {
+    let (mut tv, mut tz) = (Timeval::default(), Timezone::default());
+    // SAFETY: both outputs are valid and writable.
+    check(unsafe { raw_gettimeofday(&mut tv, &mut tz) }).map(|()| (tv, tz))
+}
+
+/// Seconds since the epoch by the `time` syscall, or where an architecture has none,
+/// the seconds of `CLOCK_REALTIME_COARSE` (the same kernel value). `-1` if the
+/// syscall fails (a seccomp filter, say), as libc's `time` reports it.
+pub fn time() -> i64 {
+    // SAFETY: a null pointer asks for the return value only.
+    unsafe { raw_time(null_mut()) }
+}
+
+/// The CPU and NUMA node the caller is running on, by the `getcpu` syscall.
+pub fn getcpu() -> Result<(u32, u32), Errno> {
+    let (mut cpu, mut node) = (0u32, 0u32);
+    // SAFETY: both outputs are valid and writable; the cache argument is unused.
+    check(unsafe { raw_getcpu(&mut cpu, &mut node, null_mut()) }).map(|()| (cpu, node))
+}
+
+fn check(ret: i32) -> Result<(), Errno> {
+    match Errno::from_ret(ret as isize) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+fn ret_i32(ret: isize) -> i32 {
+    ret as i32 // every result here is 0 or -errno
+}
+
+#[cfg(target_pointer_width = "32")]
+/// Widens a time32 pair, refusing one whose seconds overflowed.
+fn widen(pair: [i32; 2]) -> Result<(i64, i64), i32> {
+    if pair[0] < 0 {
+        return Err(-(linux_raw_sys::errno::EOVERFLOW as i32));
+    }
+    Ok((i64::from(pair[0]), i64::from(pair[1])))
+}
+
+/// A clock syscall writing a `Timespec`: the time64 one on 32-bit targets, falling back
+/// to the time32 one where the kernel predates it.
+///
+/// # Safety
+/// `ts` must be valid for writes.
+unsafe fn clock_syscall(nr64: u32, _nr32: u32, clock: i32, ts: *mut Timespec) -> i32 {
+    // SAFETY: `ts` is writable (caller); the kernel writes a `__kernel_timespec`.
+    let ret = unsafe { syscall(nr64, clock as isize as usize, ts as usize, 0, 0, 0) };
+    #[cfg(target_pointer_width = "32")]
+    if ret == -(linux_raw_sys::errno::ENOSYS as isize) {
+        let mut pair = [0i32; 2];
+        // SAFETY: the kernel writes a time32 `struct timespec` into `pair`.
+        let ret = unsafe {
+            syscall(
+                _nr32,
+                clock as isize as usize,
+                pair.as_mut_ptr() as usize,
+                0,
+                0,
+                0,
+            )
+        };
+        if ret != 0 {
+            return ret_i32(ret);
+        }
+        return match widen(pair) {
+            Ok((sec, nsec)) => {
+                // SAFETY: `ts` is writable (caller).
+                unsafe {
+                    ts.write(Timespec {
+                        tv_sec: sec,
+                        tv_nsec: nsec,
+                    })
+                };
+                0
+            }
+            Err(e) => e,
+        };
+    }
+    ret_i32(ret)
+}
+
+#[cfg(target_pointer_width = "64")]
+use nr::{__NR_clock_getres as NR_GETRES64, __NR_clock_gettime as NR_GETTIME64};
+#[cfg(target_pointer_width = "32")]
+use nr::{__NR_clock_getres_time64 as NR_GETRES64, __NR_clock_gettime64 as NR_GETTIME64};
+
+/// `clock_gettime` with a C signature, so it can stand in a vDSO slot.
+///
+/// # Safety
+/// `ts` must be valid for writes.
+pub(crate) unsafe extern "C" fn raw_clock_gettime(clock: i32, ts: *mut Timespec) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { clock_syscall(NR_GETTIME64, nr::__NR_clock_gettime, clock, ts) }
+}
+
+/// `clock_getres` with a C signature. A null `ts` is allowed, as by the kernel.
+///
+/// # Safety
+/// `ts` must be null or valid for writes.
+pub(crate) unsafe extern "C" fn raw_clock_getres(clock: i32, ts: *mut Timespec) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { clock_syscall(NR_GETRES64, nr::__NR_clock_getres, clock, ts) }
+}
+
+/// `gettimeofday` with a C signature and a widened `Timeval`.
+///
+/// # Safety
+/// `tv` must be valid for writes; `tz` null or valid for writes.
+pub(crate) unsafe extern "C" fn raw_gettimeofday(tv: *mut Timeval, tz: *mut Timezone) -> i32 {
+    #[cfg(target_pointer_width = "64")]
+    {
+        // SAFETY: on 64-bit targets `Timeval` is the kernel's `struct timeval`.
+        ret_i32(unsafe { syscall(nr::__NR_gettimeofday, tv as usize, tz as usize, 0, 0, 0) })
+    }
+    #[cfg(target_pointer_width = "32")]
+    {
+        let mut pair = [0i32; 2];
+        // SAFETY: the kernel writes a time32 `struct timeval` into `pair` and the
+        // timezone into `tz` if not null.
+        let ret = unsafe {
+            syscall(
+                nr::__NR_gettimeofday,
+                pair.as_mut_ptr() as usize,
+                tz as usize,
+                0,
+                0,
+                0,
+            )
+        };
+        if ret != 0 {
+            return ret_i32(ret);
+        }
+        let value = match widen(pair) {
+            Ok((sec, usec)) => Timeval {
+                tv_sec: sec,
+                tv_usec: usec,
+            },
+            // Past 2038 the time32 call overflows; the 64-bit clock still knows the time.
+            Err(_) => match clock_gettime(ClockId::REALTIME) {
+                Ok(ts) => ts.to_timeval(),
+                Err(e) => return -e.raw(),
+            },
+        };
+        // SAFETY: `tv` is writable (caller).
+        unsafe { tv.write(value) };
+        0
+    }
+}
+
+/// `time` with a C signature: also stores the result through `t` if not null.
+///
+/// # Safety
+/// `t` must be null or valid for writes.
+pub(crate) unsafe extern "C" fn raw_time(t: *mut i64) -> i64 {
+    #[cfg(any(target_arch = "x86_64", target_arch = "powerpc64"))]
+    // SAFETY: a null pointer asks the kernel for the return value only.
+    let secs = match unsafe { syscall(nr::__NR_time, 0, 0, 0, 0, 0) } {
+        ret if Errno::from_ret(ret).is_some() => -1,
+        ret => ret as i64,
+    };
+    // Elsewhere there is no `time` syscall (or only a time32 one): the kernel's `time`
+    // is the coarse wall clock's seconds.
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "powerpc64")))]
+    let secs = clock_gettime(ClockId::REALTIME_COARSE).map_or(-1, |ts| ts.tv_sec);
+    if !t.is_null() {
+        // SAFETY: `t` is not null, so writable (caller).
+        unsafe { t.write(secs) };
+    }
+    secs
+}
+
+/// `getcpu` with a C signature.
+///
+/// # Safety
+/// `cpu` and `node` must each be null or valid for writes.
+pub(crate) unsafe extern "C" fn raw_getcpu(
+    cpu: *mut u32,
+    node: *mut u32,
+    _cache: *mut c_void,
+) -> i32 {
+    // SAFETY: the kernel writes each non-null output; the cache argument is ignored.
+    ret_i32(unsafe { syscall(nr::__NR_getcpu, cpu as usize, node as usize, 0, 0, 0) })
+}

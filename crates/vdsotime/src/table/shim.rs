@@ -1,0 +1,196 @@
+//! Functions that stand in an entry's slot when the vDSO symbol cannot be called as
+//! it is: `time` from the coarse clock, time32 symbols on 32-bit targets (widened, and
+//! refused once they overflow), and powerpc's asm call sequence. Each reads its symbol
+//! from the table and uses the syscall if it finds none.
+
+#![allow(dead_code)] // which shims exist depends on the target
+
+use super::{symbol, Slot};
+use crate::syscall::{raw_clock_getres, raw_clock_gettime, raw_gettimeofday};
+use crate::{ClockId, Timespec, Timeval, Timezone};
+
+/// `time` as the seconds of `CLOCK_REALTIME_COARSE`, which is the kernel's `time`.
+///
+/// # Safety
+/// `t` must be null or valid for writes.
+pub(super) unsafe extern "C" fn time_from_coarse(t: *mut i64) -> i64 {
+    let secs = crate::clock_gettime(ClockId::REALTIME_COARSE).map_or(-1, |ts| ts.tv_sec);
+    if !t.is_null() {
+        // SAFETY: not null, so writable (caller).
+        unsafe { t.write(secs) };
+    }
+    secs
+}
+
+/// `-EOVERFLOW`: makes the caller retry by syscall, which uses 64-bit time.
+const OVERFLOW: i32 = -(linux_raw_sys::errno::EOVERFLOW as i32);
+
+/// Calls a time32 `(clock, struct timespec32 *)` symbol and widens its result.
+///
+/// # Safety
+/// `ts` must be valid for writes.
+unsafe fn clock_time32(slot: Slot, clock: i32, ts: *mut Timespec, fallback: super::ClockFn) -> i32 {
+    let addr = symbol(slot);
+    if addr == 0 {
+        // SAFETY: forwarded from the caller.
+        return unsafe { fallback(clock, ts) };
+    }
+    // SAFETY: the table bound `addr` to this slot's time32 symbol, whose C signature
+    // is `int (clockid_t, struct old_timespec32 *)`.
+    let f = unsafe {
+        core::mem::transmute::<usize, unsafe extern "C" fn(i32, *mut [i32; 2]) -> i32>(addr)
+    };
+    let mut pair = [0i32; 2];
+    // SAFETY: `pair` is a writable time32 timespec.
+    let ret = unsafe { f(clock, &mut pair) };
+    if ret != 0 {
+        return ret;
+    }
+    if pair[0] < 0 {
+        return OVERFLOW;
+    }
+    // SAFETY: `ts` is writable (caller).
+    unsafe {
+        ts.write(Timespec {
+            tv_sec: i64::from(pair[0]),
+            tv_nsec: i64::from(pair[1]),
+        })
+    };
+    0
+}
+
+/// # Safety
+/// `ts` must be valid for writes.
+pub(super) unsafe extern "C" fn clock_gettime_time32(clock: i32, ts: *mut Timespec) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { clock_time32(Slot::ClockGettime, clock, ts, raw_clock_gettime) }
+}
+
+/// # Safety
+/// `ts` must be valid for writes.
+pub(super) unsafe extern "C" fn clock_getres_time32(clock: i32, ts: *mut Timespec) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { clock_time32(Slot::ClockGetres, clock, ts, raw_clock_getres) }
+}
+
+/// # Safety
+/// `tv` must be valid for writes; `tz` null or valid for writes.
+pub(super) unsafe extern "C" fn gettimeofday_time32(tv: *mut Timeval, tz: *mut Timezone) -> i32 {
+    let addr = symbol(Slot::Gettimeofday);
+    if addr == 0 {
+        // SAFETY: forwarded from the caller.
+        return unsafe { raw_gettimeofday(tv, tz) };
+    }
+    // SAFETY: the table bound `addr` to the time32 `gettimeofday` symbol, whose C
+    // signature is `int (struct old_timeval32 *, struct timezone *)`.
+    let f = unsafe {
+        core::mem::transmute::<usize, unsafe extern "C" fn(*mut [i32; 2], *mut Timezone) -> i32>(
+            addr,
+        )
+    };
+    let mut pair = [0i32; 2];
+    // SAFETY: `pair` is a writable time32 timeval; `tz` is null or writable (caller).
+    let ret = unsafe { f(&mut pair, tz) };
+    if ret != 0 {
+        return ret;
+    }
+    if pair[0] < 0 {
+        return OVERFLOW;
+    }
+    // SAFETY: `tv` is writable (caller).
+    unsafe {
+        tv.write(Timeval {
+            tv_sec: i64::from(pair[0]),
+            tv_usec: i64::from(pair[1]),
+        })
+    };
+    0
+}
+
+/// powerpc: the vDSO's functions need `sys::vdso_call`, so each entry gets a shim.
+#[cfg(target_arch = "powerpc64")]
+mod powerpc {
+    use super::*;
+    use crate::sys::vdso_call;
+    use crate::syscall::{raw_getcpu, raw_time};
+    use core::ffi::c_void;
+
+    /// Calls `slot`'s symbol with up to three arguments, or `fallback` if unbound.
+    ///
+    /// # Safety
+    /// The arguments must be valid for the slot's function.
+    unsafe fn call(slot: Slot, a: [usize; 3], fallback: impl FnOnce() -> isize) -> isize {
+        match symbol(slot) {
+            0 => fallback(),
+            // SAFETY: `addr` is the slot's vDSO symbol; the caller vouches for `a`.
+            addr => unsafe { vdso_call(addr, a[0], a[1], a[2]) },
+        }
+    }
+
+    /// # Safety
+    /// `ts` must be valid for writes.
+    pub(in crate::table) unsafe extern "C" fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32 {
+        // SAFETY: `ts` is writable (caller); the clock id is sign-extended as the ABI wants.
+        unsafe {
+            call(
+                Slot::ClockGettime,
+                [clock as isize as usize, ts as usize, 0],
+                || raw_clock_gettime(clock, ts) as isize,
+            ) as i32
+        }
+    }
+
+    /// # Safety
+    /// `ts` must be null or valid for writes.
+    pub(in crate::table) unsafe extern "C" fn clock_getres(clock: i32, ts: *mut Timespec) -> i32 {
+        // SAFETY: as for `clock_gettime`.
+        unsafe {
+            call(
+                Slot::ClockGetres,
+                [clock as isize as usize, ts as usize, 0],
+                || raw_clock_getres(clock, ts) as isize,
+            ) as i32
+        }
+    }
+
+    /// # Safety
+    /// `tv` must be valid for writes; `tz` null or valid for writes.
+    pub(in crate::table) unsafe extern "C" fn gettimeofday(
+        tv: *mut Timeval,
+        tz: *mut Timezone,
+    ) -> i32 {
+        // SAFETY: both outputs are as the caller vouches; `Timeval` is the kernel's on ppc64.
+        unsafe {
+            call(Slot::Gettimeofday, [tv as usize, tz as usize, 0], || {
+                raw_gettimeofday(tv, tz) as isize
+            }) as i32
+        }
+    }
+
+    /// # Safety
+    /// `t` must be null or valid for writes.
+    pub(in crate::table) unsafe extern "C" fn time(t: *mut i64) -> i64 {
+        // SAFETY: `t` is null or writable (caller); the result is `time_t`, never an error.
+        unsafe { call(Slot::Time, [t as usize, 0, 0], || raw_time(t) as isize) as i64 }
+    }
+
+    /// # Safety
+    /// `cpu` and `node` must each be null or valid for writes.
+    pub(in crate::table) unsafe extern "C" fn getcpu(
+        cpu: *mut u32,
+        node: *mut u32,
+        cache: *mut c_void,
+    ) -> i32 {
+        // SAFETY: the outputs are null or writable (caller).
+        unsafe {
+            call(
+                Slot::Getcpu,
+                [cpu as usize, node as usize, cache as usize],
+                || raw_getcpu(cpu, node, cache) as isize,
+            ) as i32
+        }
+    }
+}
+
+#[cfg(target_arch = "powerpc64")]
+pub(super) use powerpc::*;

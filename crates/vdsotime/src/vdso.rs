@@ -1,0 +1,216 @@
+//! [`Vdso`]: a validated vDSO image, and the process's own one. It knows the vDSO,
+//! not the clocks: which symbols exist, at which addresses, for which architecture.
+
+use crate::arch::{self, ArchTable};
+use crate::elf::{ElfClass, ElfError, Endian, Header, Image, Symbol, Symbols};
+use crate::sys::{nr, syscall};
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+/// A parsed vDSO image (or any ELF shared object held in memory).
+///
+/// [`Vdso::parse`] takes arbitrary bytes and never panics or reads outside them;
+/// [`vdso`] gives the one the kernel mapped into this process.
+///
+/// ```
+/// if let Some(v) = vdsotime::vdso() {
+///     let table = v.arch().expect("the running kernel's vDSO matches a known arch");
+///     let name = table.clock_gettime64.or(table.clock_gettime).unwrap();
+///     let sym = v.lookup(name, Some(table.version)).expect("clock_gettime is exported");
+///     assert_eq!(sym.version, Some(table.version));
+///     assert!(v.symbols().any(|s| s.name == name));
+/// }
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Vdso<'a> {
+    image: Image<'a>,
+    base: usize,
+}
+
+impl<'a> Vdso<'a> {
+    /// Validates `bytes` as an ELF shared object with a dynamic symbol table.
+    /// Symbol addresses are relative to where `bytes` lies in memory.
+    ///
+    /// ```
+    /// use vdsotime::{ElfError, Vdso};
+    /// assert_eq!(Vdso::parse(b"not an ELF image at all, clearly").unwrap_err(), ElfError::BadMagic);
+    /// assert_eq!(Vdso::parse(&[]).unwrap_err(), ElfError::TooShort);
+    /// ```
+    pub fn parse(bytes: &'a [u8]) -> Result<Vdso<'a>, ElfError> {
+        Ok(Vdso {
+            image: Image::parse(bytes)?,
+            base: bytes.as_ptr() as usize,
+        })
+    }
+
+    /// Sizes, checks and parses an image the kernel mapped at `addr`, and requires it
+    /// to be for this process's architecture.
+    ///
+    /// The kernel does not say how long the vDSO is. The header and program headers
+    /// are read from the first 4 KiB (every Linux page is at least that), the length is
+    /// taken from the loaded segment and the section headers, and `mincore` confirms
+    /// the whole range is mapped before any of it is read.
+    ///
+    /// # Safety
+    /// `addr` must be the start of a readable mapping of at least 4 KiB that stays
+    /// mapped for the life of the process, such as `AT_SYSINFO_EHDR`.
+    pub unsafe fn from_address(addr: usize) -> Result<Vdso<'static>, ElfError> {
+        const MIN_PAGE: usize = 4096;
+        // SAFETY: the caller guarantees the first 4 KiB at `addr` are mapped for good.
+        let first = unsafe { core::slice::from_raw_parts(addr as *const u8, MIN_PAGE) };
+        let header = Header::parse(first)?;
+        let len = header.extent(first)?;
+        if !is_mapped(addr, len) {
+            return Err(ElfError::OutOfBounds("mapping (mincore)"));
+        }
+        // SAFETY: mincore confirmed `len` bytes from `addr` are mapped; the vDSO is
+        // never unmapped or written by user space.
+        let bytes = unsafe { core::slice::from_raw_parts(addr as *const u8, len) };
+        let v = Vdso::parse(bytes)?;
+        if !v.is_native() {
+            return Err(ElfError::ForeignMachine {
+                machine: v.machine(),
+                class: v.class(),
+            });
+        }
+        Ok(v)
+    }
+
+    /// The image bytes, ready to write to a file for `readelf`/`objdump`.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.image.bytes()
+    }
+
+    /// Address of `bytes()[0]`.
+    pub fn base(&self) -> usize {
+        self.base
+    }
+
+    /// ELF class of the image.
+    pub fn class(&self) -> ElfClass {
+        self.image.header.class
+    }
+
+    /// Byte order of the image.
+    pub fn endian(&self) -> Endian {
+        self.image.header.endian
+    }
+
+    /// `e_machine` of the image.
+    pub fn machine(&self) -> u16 {
+        self.image.header.machine
+    }
+
+    /// Whether the image has a `DT_GNU_HASH` table.
+    pub fn has_gnu_hash(&self) -> bool {
+        self.image.has_gnu_hash()
+    }
+
+    /// Whether the image has a SysV `DT_HASH` table.
+    pub fn has_sysv_hash(&self) -> bool {
+        self.image.has_sysv_hash()
+    }
+
+    /// Whether the image has symbol versions (`DT_VERSYM` and `DT_VERDEF`).
+    pub fn has_versions(&self) -> bool {
+        self.image.has_versions()
+    }
+
+    /// Every defined global or weak function symbol, in table order.
+    pub fn symbols(&self) -> Symbols<'a> {
+        self.image.symbols(self.base)
+    }
+
+    /// Finds `name`; with `Some(version)`, only that version (or an unversioned symbol).
+    /// A malformed table gives `None`.
+    pub fn lookup(&self, name: &str, version: Option<&str>) -> Option<Symbol<'a>> {
+        self.image.lookup(name, version, self.base).ok().flatten()
+    }
+
+    /// The architecture table matching the image's `e_machine` and class.
+    pub fn arch(&self) -> Option<&'static ArchTable> {
+        arch::for_machine(self.machine(), self.class())
+    }
+
+    /// Whether the image is for this process: same machine, class and byte order.
+    pub fn is_native(&self) -> bool {
+        let native = arch::NATIVE;
+        let endian = if cfg!(target_endian = "little") {
+            Endian::Little
+        } else {
+            Endian::Big
+        };
+        self.machine() == native.machine && self.class() == native.class && self.endian() == endian
+    }
+}
+
+/// Whether every page of `[addr, addr + len)` is mapped, by `mincore`. A kernel or
+/// sandbox that refuses `mincore` itself (ENOSYS, EPERM) is trusted: the range came
+/// from the kernel's own image header.
+fn is_mapped(addr: usize, len: usize) -> bool {
+    let mut vec = [0u8; 256]; // one byte a 4 KiB page: images up to 1 MiB
+    if len.div_ceil(4096) > vec.len() {
+        return false;
+    }
+    // SAFETY: mincore only writes one byte per page of the range into `vec`, which has
+    // room for every 4 KiB page (fewer with larger pages).
+    let ret = unsafe { syscall(nr::__NR_mincore, addr, len, vec.as_mut_ptr() as usize, 0, 0) };
+    ret != -(linux_raw_sys::errno::ENOMEM as isize)
+}
+
+/// 0: not looked for yet; 1: this process has no usable vDSO; else its address.
+static BASE: AtomicUsize = AtomicUsize::new(0);
+/// Its length, valid once `BASE` holds an address.
+static LEN: AtomicUsize = AtomicUsize::new(0);
+const ABSENT: usize = 1;
+
+/// This process's vDSO, found through the auxiliary vector on first use; `None` when
+/// there is none or it failed validation, in which case every call uses syscalls.
+///
+/// Lock-free and allocation-free: racing first callers each find the same image and
+/// store the same values.
+pub fn vdso() -> Option<Vdso<'static>> {
+    let base = match BASE.load(Ordering::Acquire) {
+        0 => locate(),
+        b => b,
+    };
+    if base == ABSENT {
+        return None;
+    }
+    // SAFETY: `base`/`LEN` were stored only after `Vdso::from_address` validated that
+    // many mapped bytes there; the vDSO stays mapped and unchanged for the process.
+    let bytes =
+        unsafe { core::slice::from_raw_parts(base as *const u8, LEN.load(Ordering::Relaxed)) };
+    Vdso::parse(bytes).ok()
+}
+
+#[cold]
+fn locate() -> usize {
+    match crate::auxv::sysinfo_ehdr() {
+        // SAFETY: AT_SYSINFO_EHDR is the kernel's mapping of the vDSO, page-aligned and
+        // mapped for the life of the process.
+        Some(addr) => unsafe { publish(addr) },
+        None => publish_absent(),
+    }
+}
+
+/// Validates and records the image at `addr` as this process's vDSO.
+///
+/// # Safety
+/// As for [`Vdso::from_address`].
+pub(crate) unsafe fn publish(addr: usize) -> usize {
+    // SAFETY: forwarded from the caller.
+    match unsafe { Vdso::from_address(addr) } {
+        Ok(v) => {
+            LEN.store(v.bytes().len(), Ordering::Relaxed);
+            BASE.store(addr, Ordering::Release);
+            addr
+        }
+        Err(_) => publish_absent(),
+    }
+}
+
+/// Records that this process has no usable vDSO.
+pub(crate) fn publish_absent() -> usize {
+    BASE.store(ABSENT, Ordering::Release);
+    ABSENT
+}
