@@ -1,0 +1,4 @@
+//! Test support shared by the core's integration tests.
+
+pub mod elf_builder;
+pub mod kernel;
