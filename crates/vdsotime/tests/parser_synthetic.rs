@@ -184,10 +184,11 @@ fn table_errors_are_specific() {
     b[l.phoff + 56] = 9;
     assert_eq!(Vdso::parse(&b).unwrap_err(), ElfError::NoDynamicSegment);
     // e_phoff far past the end.
-    assert_eq!(
+    // (On a 32-bit host the offset itself does not fit in usize.)
+    assert!(matches!(
         patch(32, 1 << 40).unwrap_err(),
-        ElfError::OutOfBounds("program headers")
-    );
+        ElfError::OutOfBounds("program headers" | "e_phoff")
+    ));
     assert!(matches!(
         patch(32, u64::MAX).unwrap_err(),
         ElfError::OutOfBounds(_)

@@ -26,12 +26,13 @@ fn clock_call(nr: libc::c_long, clock: ClockId) -> Result<Timespec, Errno> {
 
 #[cfg(target_pointer_width = "64")]
 const NR_GETTIME: libc::c_long = libc::SYS_clock_gettime;
+/// The time64 syscalls have the same numbers on every 32-bit architecture.
 #[cfg(target_pointer_width = "32")]
-const NR_GETTIME: libc::c_long = libc::SYS_clock_gettime64;
+const NR_GETTIME: libc::c_long = 403;
 #[cfg(target_pointer_width = "64")]
 const NR_GETRES: libc::c_long = libc::SYS_clock_getres;
 #[cfg(target_pointer_width = "32")]
-const NR_GETRES: libc::c_long = libc::SYS_clock_getres_time64;
+const NR_GETRES: libc::c_long = 406;
 
 pub fn clock_gettime(clock: ClockId) -> Result<Timespec, Errno> {
     clock_call(NR_GETTIME, clock)
