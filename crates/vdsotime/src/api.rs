@@ -35,7 +35,7 @@ pub fn clock_gettime(clock: ClockId) -> Result<Timespec, Errno> {
         // SAFETY: a zero return means the function wrote `ts`.
         Ok(unsafe { ts.assume_init() })
     } else {
-        retry(ret, || syscall::clock_gettime(clock))
+        retry(ret, clock, syscall::clock_gettime)
     }
 }
 
@@ -57,7 +57,7 @@ pub fn clock_getres(clock: ClockId) -> Result<Timespec, Errno> {
         // SAFETY: a zero return means the function wrote `ts`.
         Ok(unsafe { ts.assume_init() })
     } else {
-        retry(ret, || syscall::clock_getres(clock))
+        retry(ret, clock, syscall::clock_getres)
     }
 }
 
@@ -76,7 +76,7 @@ pub fn gettimeofday() -> Result<Timeval, Errno> {
         // SAFETY: a zero return means the function wrote `tv`.
         Ok(unsafe { tv.assume_init() })
     } else {
-        retry(ret, syscall::gettimeofday)
+        retry(ret, (), |()| syscall::gettimeofday())
     }
 }
 
@@ -88,7 +88,7 @@ pub fn gettimeofday_tz() -> Result<(Timeval, Timezone), Errno> {
     if ret == 0 {
         Ok((tv, tz))
     } else {
-        retry(ret, syscall::gettimeofday_tz)
+        retry(ret, (), |()| syscall::gettimeofday_tz())
     }
 }
 
@@ -120,18 +120,19 @@ pub fn getcpu() -> Result<(u32, u32), Errno> {
     if ret == 0 {
         Ok((cpu, node))
     } else {
-        retry(ret, syscall::getcpu)
+        retry(ret, (), |()| syscall::getcpu())
     }
 }
 
-/// The error path: `EINVAL` is final, anything else is asked of the syscall.
+/// The error path: `EINVAL` is final, anything else is asked of the syscall. The
+/// argument is passed by value (not captured) so the hot path stores nothing for it.
 #[cold]
 #[inline(never)]
-fn retry<T>(ret: i32, by_syscall: impl FnOnce() -> Result<T, Errno>) -> Result<T, Errno> {
+fn retry<A, T>(ret: i32, arg: A, by_syscall: fn(A) -> Result<T, Errno>) -> Result<T, Errno> {
     if ret == EINVAL {
         Err(Errno::EINVAL)
     } else {
-        by_syscall()
+        by_syscall(arg)
     }
 }
 

@@ -56,8 +56,8 @@ pub fn gettimeofday() -> (Timeval, Timezone) {
     assert_eq!(ret, 0, "gettimeofday syscall failed");
     (
         Timeval {
-            tv_sec: tv[0] as i64,
-            tv_usec: tv[1] as i64,
+            tv_sec: i64::from(tv[0]),
+            tv_usec: i64::from(tv[1]),
         },
         tz,
     )

@@ -1,0 +1,63 @@
+//! The first call in a fresh process finds the auxiliary vector, parses the image and
+//! binds every entry point: it must not allocate (it may run in a signal handler or
+//! before an allocator exists). A counting global allocator proves it.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: defers every operation to the system allocator, only counting calls.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: forwarded unchanged.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: forwarded unchanged.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Runs in a child process so this really is the first use of the library there.
+#[test]
+fn first_call_and_every_entry_allocate_nothing() {
+    if std::env::var_os("VDSOTIME_FIRST_CALL_CHILD").is_some() {
+        let before = ALLOCATIONS.load(Ordering::SeqCst);
+        let t = vdsotime::clock_gettime(vdsotime::ClockId::MONOTONIC);
+        let res = vdsotime::clock_getres(vdsotime::ClockId::REALTIME);
+        let tv = vdsotime::gettimeofday();
+        let secs = vdsotime::time();
+        let cpu = vdsotime::getcpu();
+        let path = vdsotime::path(vdsotime::Function::Time);
+        let vdso = vdsotime::vdso().map(|v| v.symbols().count());
+        let _ = vdsotime::syscall::clock_gettime(vdsotime::ClockId::PROCESS_CPUTIME_ID);
+        let after = ALLOCATIONS.load(Ordering::SeqCst);
+        assert!(t.is_ok() && res.is_ok() && tv.is_ok() && secs > 0 && cpu.is_ok());
+        assert_eq!(after - before, 0, "the library allocated");
+        println!("first call ok: no allocation ({path}, {vdso:?} symbols)");
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "first_call_and_every_entry_allocate_nothing", "--nocapture"])
+        .env("VDSOTIME_FIRST_CALL_CHILD", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("first call ok"),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
