@@ -2,6 +2,38 @@
 //! the kernel's value (`-errno` on failure) as `isize`. Nothing here touches `errno`,
 //! allocates or locks, so all of it is async-signal-safe.
 
+/// The whole syscall entry for an architecture whose convention is "number in one
+/// register, arguments in five others, result in the first argument's register, the
+/// rest preserved" (plus any registers the kernel clobbers): its instruction and its
+/// registers are all that differ.
+#[allow(unused_macros)]
+macro_rules! register_syscall {
+    ($insn:literal, nr = $nr:tt, args = [$a0:tt, $a1:tt, $a2:tt, $a3:tt, $a4:tt]
+     $(, clobbers = [$($c:tt),*])?) => {
+        /// Performs system call `nr` with five arguments (unused ones zero).
+        ///
+        /// # Safety
+        /// The arguments must be valid for that system call (pointers writable, etc.).
+        #[inline]
+        pub(crate) unsafe fn syscall(nr: u32, a0: usize, a1: usize, a2: usize, a3: usize, a4: usize) -> isize {
+            let ret: isize;
+            // SAFETY: the caller vouches for the arguments; the kernel preserves every
+            // register but the result and the clobbers declared here.
+            unsafe {
+                core::arch::asm!(
+                    $insn,
+                    in($nr) nr as usize,
+                    inlateout($a0) a0 as isize => ret,
+                    in($a1) a1, in($a2) a2, in($a3) a3, in($a4) a4,
+                    $($(lateout($c) _,)*)?
+                    options(nostack, preserves_flags)
+                );
+            }
+            ret
+        }
+    };
+}
+
 #[cfg_attr(target_arch = "x86_64", path = "x86_64.rs")]
 #[cfg_attr(target_arch = "x86", path = "x86.rs")]
 #[cfg_attr(target_arch = "aarch64", path = "aarch64.rs")]
