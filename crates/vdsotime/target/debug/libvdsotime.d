@@ -1,1 +1,0 @@
-/work/main/crates/vdsotime/target/debug/libvdsotime.rlib: /work/main/crates/vdsotime/src/lib.rs
