@@ -33,7 +33,7 @@ pub fn clock_gettime(clock: ClockId) -> Result<Timespec, Errno> {
     let ret = unsafe { table::clock_gettime()(clock.as_raw(), ts.as_mut_ptr()) };
     if ret == 0 {
         // SAFETY: a zero return means the function wrote `ts`.
-        Ok(unsafe { ts.assume_init() })
+        Ok(unsafe { read_timespec(ts.as_ptr()) })
     } else {
         retry(ret, clock, syscall::clock_gettime)
     }
@@ -55,7 +55,7 @@ pub fn clock_getres(clock: ClockId) -> Result<Timespec, Errno> {
     let ret = unsafe { table::clock_getres()(clock.as_raw(), ts.as_mut_ptr()) };
     if ret == 0 {
         // SAFETY: a zero return means the function wrote `ts`.
-        Ok(unsafe { ts.assume_init() })
+        Ok(unsafe { read_timespec(ts.as_ptr()) })
     } else {
         retry(ret, clock, syscall::clock_getres)
     }
@@ -74,7 +74,7 @@ pub fn gettimeofday() -> Result<Timeval, Errno> {
     let ret = unsafe { table::gettimeofday()(tv.as_mut_ptr(), null_mut()) };
     if ret == 0 {
         // SAFETY: a zero return means the function wrote `tv`.
-        Ok(unsafe { tv.assume_init() })
+        Ok(unsafe { read_timeval(tv.as_ptr()) })
     } else {
         retry(ret, (), |()| syscall::gettimeofday())
     }
@@ -121,6 +121,49 @@ pub fn getcpu() -> Result<(u32, u32), Errno> {
         Ok((cpu, node))
     } else {
         retry(ret, (), |()| syscall::getcpu())
+    }
+}
+
+/// `time` with the C signature: also stores the result through `t` unless it is null.
+/// For C shims (`libvdsotime`, the preload), where it compiles to a tail jump.
+///
+/// # Safety
+/// `t` must be null or valid for writes.
+#[inline]
+pub unsafe fn time_to(t: *mut i64) -> i64 {
+    // SAFETY: forwarded from the caller.
+    unsafe { table::time()(t) }
+}
+
+/// Reads a `Timespec` the vDSO has just written, one field at a time: on x86 a 16-byte
+/// load over its two 8-byte stores cannot be store-forwarded, which costs 5–10 ns a
+/// call. The volatile reads keep the compiler from merging the two loads.
+///
+/// # Safety
+/// `p` must point to a `Timespec` written by a call that returned 0.
+#[inline(always)]
+unsafe fn read_timespec(p: *const Timespec) -> Timespec {
+    // SAFETY: the caller guarantees `p` is valid and initialized.
+    unsafe {
+        Timespec {
+            tv_sec: core::ptr::addr_of!((*p).tv_sec).read_volatile(),
+            tv_nsec: core::ptr::addr_of!((*p).tv_nsec).read_volatile(),
+        }
+    }
+}
+
+/// [`read_timespec`] for a `Timeval`.
+///
+/// # Safety
+/// `p` must point to a `Timeval` written by a call that returned 0.
+#[inline(always)]
+unsafe fn read_timeval(p: *const Timeval) -> Timeval {
+    // SAFETY: the caller guarantees `p` is valid and initialized.
+    unsafe {
+        Timeval {
+            tv_sec: core::ptr::addr_of!((*p).tv_sec).read_volatile(),
+            tv_usec: core::ptr::addr_of!((*p).tv_usec).read_volatile(),
+        }
     }
 }
 

@@ -48,7 +48,7 @@ mod vdso;
 
 pub use api::{
     clock_getres, clock_gettime, getcpu, gettimeofday, gettimeofday_tz, init_from_auxv,
-    init_from_image, path, time, Function, Path,
+    init_from_image, path, time, time_to, Function, Path,
 };
 pub use arch::ArchTable;
 pub use clock::ClockId;

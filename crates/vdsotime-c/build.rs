@@ -1,0 +1,7 @@
+//! Gives the shared library its C name as SONAME, so that programs linked with `-lvdsotime`
+//! against the installed `libvdsotime.so` record `NEEDED libvdsotime.so.0`.
+
+fn main() {
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libvdsotime.so.0");
+    println!("cargo:rerun-if-changed=build.rs");
+}

@@ -1,0 +1,350 @@
+//! The C calling convention of the clock functions: results stored through caller pointers,
+//! 0 or -1 with `errno`. Shared by the exported `vdsotime_*` functions and the LD_PRELOAD
+//! library, which exports the same code under the libc names.
+//!
+//! Nothing here can panic: conversions are checked (`EOVERFLOW`), NULL is checked, and the
+//! stores accept any alignment, so they have no precondition beyond a writable address.
+
+use core::ffi::{c_int, c_uint, c_void};
+use core::ptr;
+
+use vdsotime::{ClockId, Errno, Timespec, Timeval, Timezone};
+
+/// Sets the calling thread's `errno` and returns -1, as libc functions fail.
+#[inline]
+pub fn fail(errno: c_int) -> c_int {
+    // SAFETY: __errno_location returns the calling thread's errno slot, valid for the thread's
+    // lifetime; it takes no lock and is async-signal-safe.
+    unsafe { *libc::__errno_location() = errno };
+    -1
+}
+
+#[inline]
+fn fail_with(e: Errno) -> c_int {
+    fail(e.raw())
+}
+
+/// An integer field of an output structure, stored with one volatile store of its bytes.
+///
+/// Why: the vDSO writes a result with one 8-byte store per field. Storing it on as a whole
+/// structure lets the compiler read it back as one 16-byte value, a load that spans two
+/// stores, which x86 cannot forward: about 10 ns, more than a coarse clock read. Volatile
+/// stores of `[u8; N]` keep each field a separate load and store; their alignment of 1 means
+/// any address is accepted, so nothing here can abort.
+trait Field: Copy {
+    /// # Safety
+    /// `at` is writable for `size_of::<Self>()` bytes.
+    unsafe fn put(self, at: *mut Self);
+}
+
+macro_rules! field {
+    ($($t:ty),*) => {$(
+        impl Field for $t {
+            #[inline(always)]
+            unsafe fn put(self, at: *mut $t) {
+                // SAFETY: the caller guarantees `at` is writable for the bytes of a `$t`; a
+                // byte array has alignment 1.
+                unsafe { at.cast::<[u8; core::mem::size_of::<$t>()]>().write_volatile(self.to_ne_bytes()) }
+            }
+        }
+    )*};
+}
+field!(i32, i64);
+
+/// A seconds/fraction pair converted into the field types of an output structure.
+#[inline(always)]
+fn fit<S: TryFrom<i64>, F: TryFrom<i64>>(sec: i64, frac: i64) -> Option<(S, F)> {
+    Some((S::try_from(sec).ok()?, F::try_from(frac).ok()?))
+}
+
+/// Stores a seconds/fraction pair into the two fields at `sec_at`/`frac_at`, or fails with
+/// EOVERFLOW (a 32-bit `time_t` after 2038) without writing.
+///
+/// # Safety
+/// Both pointers are writable fields of one non-NULL output structure.
+#[inline(always)]
+unsafe fn store_pair<S: Field, F: Field>(
+    pair: Option<(S, F)>,
+    sec_at: *mut S,
+    frac_at: *mut F,
+) -> c_int {
+    match pair {
+        Some((sec, frac)) => {
+            // SAFETY: forwarded caller contract.
+            unsafe {
+                sec.put(sec_at);
+                frac.put(frac_at);
+            }
+            0
+        }
+        None => fail(libc::EOVERFLOW),
+    }
+}
+
+/// # Safety
+/// `out` is non-NULL and writable for a `libc::timespec`.
+#[inline(always)]
+unsafe fn store_libc_timespec(out: *mut libc::timespec, t: Timespec) -> c_int {
+    // SAFETY: forwarded caller contract; addr_of_mut! makes no reference.
+    unsafe {
+        let (sec, nsec) = (
+            ptr::addr_of_mut!((*out).tv_sec),
+            ptr::addr_of_mut!((*out).tv_nsec),
+        );
+        store_pair(fit(t.tv_sec, t.tv_nsec), sec, nsec)
+    }
+}
+
+/// # Safety
+/// `out` is non-NULL and writable for a `Timespec`.
+#[inline(always)]
+unsafe fn store_timespec(out: *mut Timespec, t: Timespec) -> c_int {
+    // SAFETY: forwarded caller contract; addr_of_mut! makes no reference.
+    unsafe {
+        let (sec, nsec) = (
+            ptr::addr_of_mut!((*out).tv_sec),
+            ptr::addr_of_mut!((*out).tv_nsec),
+        );
+        store_pair(Some((t.tv_sec, t.tv_nsec)), sec, nsec)
+    }
+}
+
+/// # Safety
+/// `out` is non-NULL and writable for a `libc::timeval`.
+#[inline(always)]
+unsafe fn store_libc_timeval(out: *mut libc::timeval, t: Timeval) -> c_int {
+    // SAFETY: forwarded caller contract; addr_of_mut! makes no reference.
+    unsafe {
+        let (sec, usec) = (
+            ptr::addr_of_mut!((*out).tv_sec),
+            ptr::addr_of_mut!((*out).tv_usec),
+        );
+        store_pair(fit(t.tv_sec, t.tv_usec), sec, usec)
+    }
+}
+
+/// # Safety
+/// `out` is non-NULL and writable for a `Timeval`.
+#[inline(always)]
+unsafe fn store_timeval(out: *mut Timeval, t: Timeval) -> c_int {
+    // SAFETY: forwarded caller contract; addr_of_mut! makes no reference.
+    unsafe {
+        let (sec, usec) = (
+            ptr::addr_of_mut!((*out).tv_sec),
+            ptr::addr_of_mut!((*out).tv_usec),
+        );
+        store_pair(Some((t.tv_sec, t.tv_usec)), sec, usec)
+    }
+}
+
+/// `clock_gettime` into the C library's `struct timespec`.
+///
+/// # Safety
+/// `ts` is NULL or writable for a `libc::timespec`.
+#[inline]
+pub unsafe fn clock_gettime(clock: c_int, ts: *mut libc::timespec) -> c_int {
+    match vdsotime::clock_gettime(ClockId::from_raw(clock)) {
+        // The kernel reports EFAULT for NULL after validating the clock; so do we.
+        Ok(_) if ts.is_null() => fail(libc::EFAULT),
+        // SAFETY: non-NULL, and the caller guarantees it is writable.
+        Ok(t) => unsafe { store_libc_timespec(ts, t) },
+        Err(e) => fail_with(e),
+    }
+}
+
+/// `clock_gettime` into the kernel's 64-bit timespec.
+///
+/// # Safety
+/// `ts` is NULL or writable for a `Timespec` (`struct vdsotime_timespec64`).
+#[inline]
+pub unsafe fn clock_gettime64(clock: c_int, ts: *mut Timespec) -> c_int {
+    match vdsotime::clock_gettime(ClockId::from_raw(clock)) {
+        Ok(_) if ts.is_null() => fail(libc::EFAULT),
+        // SAFETY: non-NULL, and the caller guarantees it is writable.
+        Ok(t) => unsafe { store_timespec(ts, t) },
+        Err(e) => fail_with(e),
+    }
+}
+
+/// `clock_getres` into the C library's `struct timespec`; `res` may be NULL.
+///
+/// # Safety
+/// `res` is NULL or writable for a `libc::timespec`.
+#[inline]
+pub unsafe fn clock_getres(clock: c_int, res: *mut libc::timespec) -> c_int {
+    match vdsotime::clock_getres(ClockId::from_raw(clock)) {
+        Ok(_) if res.is_null() => 0,
+        // SAFETY: non-NULL, and the caller guarantees it is writable.
+        Ok(t) => unsafe { store_libc_timespec(res, t) },
+        Err(e) => fail_with(e),
+    }
+}
+
+/// `clock_getres` into the kernel's 64-bit timespec; `res` may be NULL.
+///
+/// # Safety
+/// `res` is NULL or writable for a `Timespec`.
+#[inline]
+pub unsafe fn clock_getres64(clock: c_int, res: *mut Timespec) -> c_int {
+    match vdsotime::clock_getres(ClockId::from_raw(clock)) {
+        Ok(_) if res.is_null() => 0,
+        // SAFETY: non-NULL, and the caller guarantees it is writable.
+        Ok(t) => unsafe { store_timespec(res, t) },
+        Err(e) => fail_with(e),
+    }
+}
+
+/// Reads the time (and the kernel's timezone when `want_tz`), as `gettimeofday` needs.
+#[inline]
+fn read_timeofday(want_tz: bool) -> Result<(Timeval, Option<Timezone>), Errno> {
+    if want_tz {
+        vdsotime::gettimeofday_tz().map(|(tv, tz)| (tv, Some(tz)))
+    } else {
+        vdsotime::gettimeofday().map(|tv| (tv, None))
+    }
+}
+
+/// Stores the kernel's `struct timezone` through `tz` when it is present.
+///
+/// # Safety
+/// `tz` is NULL or writable for a `struct timezone`.
+#[inline]
+unsafe fn store_tz(tz: *mut c_void, value: Option<Timezone>) {
+    if let Some(v) = value {
+        if !tz.is_null() {
+            // SAFETY: non-NULL, and the caller guarantees it is writable for a struct timezone,
+            // which has Timezone's layout (two ints).
+            unsafe { tz.cast::<Timezone>().write_unaligned(v) };
+        }
+    }
+}
+
+/// `gettimeofday` into the C library's `struct timeval`; either pointer may be NULL.
+///
+/// # Safety
+/// `tv` is NULL or writable for a `libc::timeval`; `tz` is NULL or writable for a
+/// `struct timezone`.
+#[inline]
+pub unsafe fn gettimeofday(tv: *mut libc::timeval, tz: *mut c_void) -> c_int {
+    if tv.is_null() && tz.is_null() {
+        return 0; // the kernel does nothing either
+    }
+    match read_timeofday(!tz.is_null()) {
+        Ok((t, zone)) => {
+            if !tv.is_null() {
+                // SAFETY: non-NULL, and the caller guarantees it is writable.
+                if unsafe { store_libc_timeval(tv, t) } != 0 {
+                    return -1;
+                }
+            }
+            // SAFETY: the caller guarantees tz is NULL or writable.
+            unsafe { store_tz(tz, zone) };
+            0
+        }
+        Err(e) => fail_with(e),
+    }
+}
+
+/// `gettimeofday` into a 64-bit timeval; either pointer may be NULL.
+///
+/// # Safety
+/// `tv` is NULL or writable for a `Timeval`; `tz` is NULL or writable for a `struct timezone`.
+#[inline]
+pub unsafe fn gettimeofday64(tv: *mut Timeval, tz: *mut c_void) -> c_int {
+    if tv.is_null() && tz.is_null() {
+        return 0;
+    }
+    match read_timeofday(!tz.is_null()) {
+        Ok((t, zone)) => {
+            if !tv.is_null() {
+                // SAFETY: non-NULL, and the caller guarantees it is writable.
+                unsafe { store_timeval(tv, t) };
+            }
+            // SAFETY: the caller guarantees tz is NULL or writable.
+            unsafe { store_tz(tz, zone) };
+            0
+        }
+        Err(e) => fail_with(e),
+    }
+}
+
+/// `time` with the C library's `time_t`: the value returned is the value stored. On a 32-bit
+/// `time_t` past 2038 it fails with EOVERFLOW, as glibc does; if even the system call is refused
+/// (seccomp) it returns -1 and leaves `errno` alone (the core does not say why).
+///
+/// # Safety
+/// `t` is NULL or writable for a `time_t`.
+#[inline]
+pub unsafe fn time(t: *mut libc::time_t) -> libc::time_t {
+    // A 64-bit `time_t` is the core's own type: a tail jump into the vDSO's `time`.
+    #[cfg(target_pointer_width = "64")]
+    // SAFETY: `time_t` is `i64` here; the caller guarantees `t` is NULL or writable.
+    return unsafe { vdsotime::time_to(t.cast::<i64>()) };
+    #[cfg(target_pointer_width = "32")]
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        time32(t)
+    }
+}
+
+/// `time` into a 32-bit `time_t`, refusing a value past 2038.
+///
+/// # Safety
+/// `t` is NULL or writable for a `time_t`.
+#[cfg(target_pointer_width = "32")]
+unsafe fn time32(t: *mut libc::time_t) -> libc::time_t {
+    let now = vdsotime::time();
+    if now == -1 {
+        return -1;
+    }
+    let Some(now) = libc::time_t::try_from(now).ok() else {
+        fail(libc::EOVERFLOW);
+        return -1;
+    };
+    if !t.is_null() {
+        // SAFETY: non-NULL, and the caller guarantees it is writable.
+        unsafe { t.write_unaligned(now) };
+    }
+    now
+}
+
+/// `time` with a 64-bit result.
+///
+/// # Safety
+/// `t` is NULL or writable for an `i64`.
+#[inline]
+pub unsafe fn time64(t: *mut i64) -> i64 {
+    // SAFETY: the caller guarantees `t` is NULL or writable.
+    unsafe { vdsotime::time_to(t) }
+}
+
+/// `getcpu`; either pointer may be NULL.
+///
+/// # Safety
+/// `cpu` and `node` are each NULL or writable for an `unsigned int`.
+#[inline]
+pub unsafe fn getcpu(cpu: *mut c_uint, node: *mut c_uint) -> c_int {
+    match vdsotime::getcpu() {
+        Ok((c, n)) => {
+            if !cpu.is_null() {
+                // SAFETY: non-NULL, and the caller guarantees it is writable.
+                unsafe { cpu.write_unaligned(c) };
+            }
+            if !node.is_null() {
+                // SAFETY: non-NULL, and the caller guarantees it is writable.
+                unsafe { node.write_unaligned(n) };
+            }
+            0
+        }
+        Err(e) => fail_with(e),
+    }
+}
+
+/// `sched_getcpu`: the current CPU, or -1 with `errno`.
+#[inline]
+pub fn sched_getcpu() -> c_int {
+    match vdsotime::getcpu() {
+        Ok((c, _)) => c_int::try_from(c).unwrap_or_else(|_| fail(libc::EOVERFLOW)),
+        Err(e) => fail_with(e),
+    }
+}

@@ -1,0 +1,112 @@
+//! The exported C symbols of libvdsotime, one thin wrapper each over [`crate::abi`].
+//! Their declarations are `include/vdsotime.h`; a test checks the two agree.
+
+use core::ffi::{c_int, c_uint, c_void};
+
+use vdsotime::{Timespec, Timeval};
+
+use crate::abi;
+
+/// `clock_gettime` with the C library's `struct timespec`.
+///
+/// # Safety
+/// `ts` is NULL (EFAULT) or writable for a `struct timespec`.
+#[no_mangle]
+pub unsafe extern "C" fn vdsotime_clock_gettime(
+    clock: libc::clockid_t,
+    ts: *mut libc::timespec,
+) -> c_int {
+    // SAFETY: forwarded caller contract.
+    unsafe { abi::clock_gettime(clock, ts) }
+}
+
+/// `clock_getres` with the C library's `struct timespec`.
+///
+/// # Safety
+/// `res` is NULL or writable for a `struct timespec`.
+#[no_mangle]
+pub unsafe extern "C" fn vdsotime_clock_getres(
+    clock: libc::clockid_t,
+    res: *mut libc::timespec,
+) -> c_int {
+    // SAFETY: forwarded caller contract.
+    unsafe { abi::clock_getres(clock, res) }
+}
+
+/// `gettimeofday` with the C library's `struct timeval`.
+///
+/// # Safety
+/// `tv` is NULL or writable for a `struct timeval`; `tz` is NULL or writable for a
+/// `struct timezone`.
+#[no_mangle]
+pub unsafe extern "C" fn vdsotime_gettimeofday(tv: *mut libc::timeval, tz: *mut c_void) -> c_int {
+    // SAFETY: forwarded caller contract.
+    unsafe { abi::gettimeofday(tv, tz) }
+}
+
+/// `time` with the C library's `time_t`.
+///
+/// # Safety
+/// `t` is NULL or writable for a `time_t`.
+#[no_mangle]
+pub unsafe extern "C" fn vdsotime_time(t: *mut libc::time_t) -> libc::time_t {
+    // SAFETY: forwarded caller contract.
+    unsafe { abi::time(t) }
+}
+
+/// `getcpu`.
+///
+/// # Safety
+/// `cpu` and `node` are each NULL or writable for an `unsigned int`.
+#[no_mangle]
+pub unsafe extern "C" fn vdsotime_getcpu(cpu: *mut c_uint, node: *mut c_uint) -> c_int {
+    // SAFETY: forwarded caller contract.
+    unsafe { abi::getcpu(cpu, node) }
+}
+
+/// `clock_gettime` with 64-bit seconds on every target.
+///
+/// # Safety
+/// `ts` is NULL (EFAULT) or writable for a `struct vdsotime_timespec64`.
+#[no_mangle]
+pub unsafe extern "C" fn vdsotime_clock_gettime64(
+    clock: libc::clockid_t,
+    ts: *mut Timespec,
+) -> c_int {
+    // SAFETY: forwarded caller contract.
+    unsafe { abi::clock_gettime64(clock, ts) }
+}
+
+/// `clock_getres` with 64-bit seconds on every target.
+///
+/// # Safety
+/// `res` is NULL or writable for a `struct vdsotime_timespec64`.
+#[no_mangle]
+pub unsafe extern "C" fn vdsotime_clock_getres64(
+    clock: libc::clockid_t,
+    res: *mut Timespec,
+) -> c_int {
+    // SAFETY: forwarded caller contract.
+    unsafe { abi::clock_getres64(clock, res) }
+}
+
+/// `gettimeofday` with 64-bit fields on every target.
+///
+/// # Safety
+/// `tv` is NULL or writable for a `struct vdsotime_timeval64`; `tz` is NULL or writable for a
+/// `struct timezone`.
+#[no_mangle]
+pub unsafe extern "C" fn vdsotime_gettimeofday64(tv: *mut Timeval, tz: *mut c_void) -> c_int {
+    // SAFETY: forwarded caller contract.
+    unsafe { abi::gettimeofday64(tv, tz) }
+}
+
+/// `time` with a 64-bit result on every target.
+///
+/// # Safety
+/// `t` is NULL or writable for an `int64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn vdsotime_time64(t: *mut i64) -> i64 {
+    // SAFETY: forwarded caller contract.
+    unsafe { abi::time64(t) }
+}

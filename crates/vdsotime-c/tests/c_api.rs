@@ -1,0 +1,104 @@
+//! tests/c/api_test.c against libvdsotime, installed by install.sh and linked through its
+//! pkg-config files: every function against the raw system calls (brackets, errno, NULL).
+
+mod support;
+
+use std::process::Command;
+
+use support::{cc, crate_dir, dynamic_section, install, pkg_config, run_ok, scratch};
+
+fn api_test_source() -> std::path::PathBuf {
+    crate_dir().join("tests/c/api_test.c")
+}
+
+/// Builds api_test.c against the installed shared library with `extra` flags and runs it.
+fn run_against_shared(name: &str, extra: &[&str]) {
+    let dir = scratch(name);
+    let prefix = dir.join("prefix");
+    install(&prefix);
+    let exe = dir.join("api_test");
+    let mut flags = pkg_config(&prefix, "vdsotime");
+    flags.extend(extra.iter().map(|f| f.to_string()));
+    cc(&[api_test_source()], &exe, &flags);
+
+    let dynamic = dynamic_section(&exe);
+    assert!(
+        dynamic.contains("[libvdsotime.so.0]"),
+        "not linked to libvdsotime.so.0:\n{dynamic}"
+    );
+    let out = run_ok(Command::new(&exe).env("LD_LIBRARY_PATH", prefix.join("lib")));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(", 0 failed"), "{stdout}");
+    println!("{stdout}");
+}
+
+#[test]
+fn shared_library_matches_the_kernel() {
+    run_against_shared("shared", &[]);
+}
+
+/// 32-bit glibc with a 64-bit time_t: the header maps the plain names to the *64 functions.
+#[cfg(target_pointer_width = "32")]
+#[test]
+fn shared_library_with_time64_on_32bit_matches_the_kernel() {
+    run_against_shared(
+        "shared-time64",
+        &["-D_FILE_OFFSET_BITS=64", "-D_TIME_BITS=64"],
+    );
+}
+
+#[test]
+fn static_library_matches_the_kernel() {
+    let dir = scratch("static");
+    let prefix = dir.join("prefix");
+    install(&prefix);
+    let exe = dir.join("api_test");
+    cc(
+        &[api_test_source()],
+        &exe,
+        &pkg_config(&prefix, "vdsotime-static"),
+    );
+
+    let dynamic = dynamic_section(&exe);
+    assert!(
+        !dynamic.contains("libvdsotime"),
+        "static build still needs libvdsotime:\n{dynamic}"
+    );
+    let out = run_ok(Command::new(&exe).env_remove("LD_LIBRARY_PATH"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(", 0 failed"), "{stdout}");
+    println!("{stdout}");
+}
+
+#[test]
+fn install_writes_the_c_names_and_the_prefix() {
+    let dir = scratch("install");
+    let prefix = dir.join("prefix");
+    install(&prefix);
+    install(&prefix); // idempotent: a second run replaces, does not fail
+    let lib = prefix.join("lib");
+    for f in [
+        "libvdsotime.so",
+        "libvdsotime.so.0",
+        "libvdsotime.a",
+        "pkgconfig/vdsotime.pc",
+    ] {
+        assert!(lib.join(f).exists(), "{f} missing");
+    }
+    assert!(prefix.join("include/vdsotime.h").is_file());
+    let soname = dynamic_section(&lib.join("libvdsotime.so.0"));
+    assert!(
+        soname.contains("Library soname: [libvdsotime.so.0]"),
+        "{soname}"
+    );
+    let pc = std::fs::read_to_string(lib.join("pkgconfig/vdsotime.pc")).expect("read .pc");
+    assert!(
+        pc.lines()
+            .any(|l| l == format!("prefix={}", prefix.display())),
+        "{pc}"
+    );
+    assert!(
+        pc.contains(&format!("Version: {}", env!("CARGO_PKG_VERSION"))),
+        "{pc}"
+    );
+}

@@ -1,0 +1,149 @@
+//! Shared by the tests that build C programs: where cargo put the libraries, installing them
+//! with install.sh into a scratch prefix, compiling with the machine's `cc`, running.
+
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Where cargo put the library this test run was built with: target/<profile>/deps, the
+/// directory of the test executable (`cargo test` builds the library there and does not copy
+/// it up to target/<profile>, which may hold an older `cargo build`).
+pub fn build_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let dir = exe
+        .parent()
+        .expect("test executable has a directory")
+        .to_path_buf();
+    assert!(
+        dir.join("libvdsotime_c.so").is_file() && dir.join("libvdsotime_c.a").is_file(),
+        "libvdsotime_c.so/.a not found in {} (cargo builds them with the tests)",
+        dir.display()
+    );
+    dir
+}
+
+/// A fresh scratch directory for one test, under target/<profile>.
+pub fn scratch(name: &str) -> PathBuf {
+    let profile = build_dir()
+        .parent()
+        .expect("deps has a parent")
+        .to_path_buf();
+    let dir = profile.join("vdsotime-c-tests").join(name);
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
+
+pub fn crate_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs a command, panicking with its output if it fails.
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Installs the freshly built libraries with install.sh into `prefix`.
+pub fn install(prefix: &Path) {
+    run_ok(
+        Command::new("sh")
+            .arg(crate_dir().join("install.sh"))
+            .arg("--prefix")
+            .arg(prefix)
+            .arg("--from")
+            .arg(build_dir())
+            .env_remove("DESTDIR"),
+    );
+}
+
+/// The compiler and linker flags of an installed .pc file, through pkg-config when the machine
+/// has it, else through a reader of the few .pc features install.sh writes.
+pub fn pkg_config(prefix: &Path, package: &str) -> Vec<String> {
+    let pc_dir = prefix.join("lib/pkgconfig");
+    let via_tool = Command::new("pkg-config")
+        .args(["--cflags", "--libs", package])
+        .env("PKG_CONFIG_PATH", &pc_dir)
+        .env("PKG_CONFIG_LIBDIR", &pc_dir)
+        .output();
+    match via_tool {
+        Ok(out) => {
+            assert!(
+                out.status.success(),
+                "pkg-config {package}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout)
+                .expect("utf-8")
+                .split_whitespace()
+                .map(String::from)
+                .collect()
+        }
+        Err(_) => read_pc(&pc_dir.join(format!("{package}.pc"))),
+    }
+}
+
+/// Expands `${var}` references and returns the Cflags and Libs words of a .pc file.
+fn read_pc(path: &Path) -> Vec<String> {
+    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut vars: Vec<(String, String)> = Vec::new();
+    let expand = |s: &str, vars: &[(String, String)]| {
+        let mut s = s.to_string();
+        for (k, v) in vars.iter().rev() {
+            s = s.replace(&format!("${{{k}}}"), v);
+        }
+        s
+    };
+    let (mut cflags, mut libs) = (String::new(), String::new());
+    for line in text.lines() {
+        if let Some((k, v)) = line.split_once('=').filter(|(k, _)| !k.contains(':')) {
+            let v = expand(v.trim(), &vars);
+            vars.push((k.trim().to_string(), v));
+        } else if let Some(v) = line.strip_prefix("Cflags:") {
+            cflags = expand(v, &vars);
+        } else if let Some(v) = line.strip_prefix("Libs:") {
+            libs = expand(v, &vars);
+        }
+    }
+    format!("{cflags} {libs}")
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+}
+
+/// What `cc` needs to build for the target the tests were built for (i686 on an x86_64
+/// machine: `cargo test --target i686-unknown-linux-gnu` with gcc-multilib).
+pub const TARGET_CFLAGS: &[&str] = if cfg!(all(target_arch = "x86", target_pointer_width = "32")) {
+    &["-m32"]
+} else {
+    &[]
+};
+
+/// Compiles C `sources` into `output` with the warnings we hold the C code to.
+pub fn cc(sources: &[PathBuf], output: &Path, flags: &[String]) {
+    let mut cmd = Command::new("cc");
+    cmd.args(["-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror"])
+        .args(TARGET_CFLAGS)
+        .args(sources)
+        .arg("-o")
+        .arg(output)
+        .args(flags);
+    run_ok(&mut cmd);
+}
+
+/// The dynamic section entries (`readelf -d`) of an ELF file.
+pub fn dynamic_section(file: &Path) -> String {
+    let out = run_ok(Command::new("readelf").arg("-d").arg(file));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

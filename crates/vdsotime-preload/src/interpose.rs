@@ -1,0 +1,68 @@
+//! The libc names this library defines, so that the dynamic linker binds a preloaded
+//! program's calls here instead of to the C library. Each is one call into
+//! [`vdsotime_c::abi`], the code behind libvdsotime's `vdsotime_*` functions.
+
+use core::ffi::{c_int, c_uint, c_void};
+
+use vdsotime_c::abi;
+
+/// `clock_gettime(3)`; a NULL `ts` gives EFAULT as with the system call.
+///
+/// # Safety
+/// `ts` is NULL or writable for a `struct timespec`.
+#[no_mangle]
+pub unsafe extern "C" fn clock_gettime(clock: libc::clockid_t, ts: *mut libc::timespec) -> c_int {
+    // SAFETY: forwarded caller contract.
+    unsafe { abi::clock_gettime(clock, ts) }
+}
+
+/// `clock_getres(3)`; `res` may be NULL.
+///
+/// # Safety
+/// `res` is NULL or writable for a `struct timespec`.
+#[no_mangle]
+pub unsafe extern "C" fn clock_getres(clock: libc::clockid_t, res: *mut libc::timespec) -> c_int {
+    // SAFETY: forwarded caller contract.
+    unsafe { abi::clock_getres(clock, res) }
+}
+
+/// `gettimeofday(2)`; either pointer may be NULL, `tz` is filled as the kernel does.
+///
+/// # Safety
+/// `tv` is NULL or writable for a `struct timeval`; `tz` is NULL or writable for a
+/// `struct timezone`.
+#[no_mangle]
+pub unsafe extern "C" fn gettimeofday(tv: *mut libc::timeval, tz: *mut c_void) -> c_int {
+    // SAFETY: forwarded caller contract.
+    unsafe { abi::gettimeofday(tv, tz) }
+}
+
+/// `time(2)`; `t` may be NULL.
+///
+/// # Safety
+/// `t` is NULL or writable for a `time_t`.
+#[no_mangle]
+pub unsafe extern "C" fn time(t: *mut libc::time_t) -> libc::time_t {
+    // SAFETY: forwarded caller contract.
+    unsafe { abi::time(t) }
+}
+
+/// `getcpu(3)` (glibc 2.29+); either pointer may be NULL.
+///
+/// # Safety
+/// `cpu` and `node` are each NULL or writable for an `unsigned int`.
+#[no_mangle]
+pub unsafe extern "C" fn getcpu(cpu: *mut c_uint, node: *mut c_uint) -> c_int {
+    // SAFETY: forwarded caller contract.
+    unsafe { abi::getcpu(cpu, node) }
+}
+
+/// `sched_getcpu(3)`: from glibc's rseq area when glibc registered one (as glibc does),
+/// else through the vDSO.
+#[no_mangle]
+pub extern "C" fn sched_getcpu() -> c_int {
+    match crate::rseq::cpu().and_then(|cpu| c_int::try_from(cpu).ok()) {
+        Some(cpu) => cpu,
+        None => abi::sched_getcpu(),
+    }
+}

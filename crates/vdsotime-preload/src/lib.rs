@@ -1,0 +1,16 @@
+//! libvdsotime_preload.so: `LD_PRELOAD` it and a dynamically linked program's `clock_gettime`,
+//! `clock_getres`, `gettimeofday`, `time`, `sched_getcpu` and `getcpu` (and on 32-bit glibc
+//! their `__*64` time64 twins) are served by vdsotime: the vDSO when it can, the exact system
+//! call otherwise.
+//!
+//! The clock path is async-signal-safe and usable before `main`: the core resolves the vDSO
+//! lazily and lock-free from the auxiliary vector, and nothing here allocates, locks, calls
+//! `dlsym` or can panic. `VDSOTIME_PRELOAD_DEBUG=1` makes the library's ELF constructor report
+//! on stderr what it bound and which path each function takes (module `debug`).
+
+mod debug;
+mod init;
+mod interpose;
+mod rseq;
+#[cfg(target_pointer_width = "32")]
+mod time64;

@@ -1,0 +1,221 @@
+//! Real programs under LD_PRELOAD: `date`, `python3`, `perl` must print what they print without
+//! the preload (bracketed: run without, with, without), `LD_DEBUG=bindings` must show their
+//! clock symbols bound to the preload, children must inherit it, and
+//! `VDSOTIME_PRELOAD_DEBUG=1` must report the bindings and paths.
+//!
+//! 64-bit targets only: the machine's programs are 64-bit, and a 32-bit preload built with
+//! `--target i686-unknown-linux-gnu` cannot load into them.
+#![cfg(target_pointer_width = "64")]
+
+mod support;
+
+use std::collections::BTreeSet;
+
+use support::{preload, run_plain, run_preloaded, scratch};
+use vdsotime::{ClockId, Function};
+
+/// Parses one number per line.
+fn numbers(out: &str) -> Vec<f64> {
+    out.lines()
+        .map(|l| {
+            l.trim()
+                .parse::<f64>()
+                .unwrap_or_else(|_| panic!("not a number: {l:?}"))
+        })
+        .collect()
+}
+
+/// Runs a program without, with, and again without the preload; each printed number of the
+/// preloaded run must lie within the two plain runs' values.
+fn bracket(name: &str, program: &str, args: &[&str]) -> (String, String, String) {
+    let dir = scratch(name);
+    let before = run_plain(&dir, program, args);
+    let with = run_preloaded(&dir, program, args, &[]);
+    let after = run_plain(&dir, program, args);
+    assert!(
+        with.stderr.is_empty(),
+        "the preload printed without being asked: {}",
+        with.stderr
+    );
+    (before, with.stdout, after)
+}
+
+fn assert_within(name: &str, before: &[f64], with: &[f64], after: &[f64]) {
+    assert!(!with.is_empty() && with.len() == before.len() && with.len() == after.len());
+    for (i, ((b, w), a)) in before.iter().zip(with).zip(after).enumerate() {
+        assert!(
+            b <= w && w <= a,
+            "{name} value {i}: {w} not within [{b}, {a}]"
+        );
+    }
+}
+
+/// `LD_DEBUG=bindings` output of one preloaded run.
+fn bindings(name: &str, program: &str, args: &[&str]) -> String {
+    let dir = scratch(&format!("{name}-bindings"));
+    run_preloaded(&dir, program, args, &[("LD_DEBUG", "bindings")]).stderr
+}
+
+/// Whether the dynamic linker bound `symbol`, referenced from a file whose name contains
+/// `from`, to the preload library.
+fn bound_to_preload(ld_debug: &str, from: &str, symbol: &str) -> bool {
+    let target = format!("to {} [0]: normal symbol `{symbol}'", preload().display());
+    ld_debug.lines().any(|l| {
+        l.contains(&target)
+            && l.split("binding file ")
+                .nth(1)
+                .is_some_and(|rest| rest.split(" [").next().is_some_and(|f| f.contains(from)))
+    })
+}
+
+#[test]
+fn date_prints_the_same_seconds() {
+    let (b, w, a) = bracket("date", "date", &["+%s"]);
+    assert_within("date +%s", &numbers(&b), &numbers(&w), &numbers(&a));
+    let ld = bindings("date", "date", &["+%s"]);
+    assert!(
+        bound_to_preload(&ld, "date", "clock_gettime"),
+        "date's clock_gettime not bound to the preload:\n{ld}"
+    );
+}
+
+const PYTHON: &str = "import time
+print(repr(time.time()))
+print(time.time_ns())
+print(time.monotonic_ns())
+print(time.clock_gettime_ns(time.CLOCK_BOOTTIME))
+print(time.clock_gettime_ns(time.CLOCK_TAI))
+for c in (time.CLOCK_REALTIME, time.CLOCK_MONOTONIC, 6, time.CLOCK_BOOTTIME, time.CLOCK_TAI):  # 6: MONOTONIC_COARSE
+    print(repr(time.clock_getres(c)))";
+
+#[test]
+fn python_clocks_agree() {
+    let (b, w, a) = bracket("python", "python3", &["-c", PYTHON]);
+    let (b, w, a) = (numbers(&b), numbers(&w), numbers(&a));
+    assert_eq!(w.len(), 10, "{w:?}");
+    // time.time(), time_ns, monotonic_ns, BOOTTIME, TAI: bracketed; the resolutions: equal.
+    assert_within("python3 clocks", &b[..5], &w[..5], &a[..5]);
+    assert_eq!(w[5..], b[5..], "clock_getres under the preload");
+    assert_eq!(w[5..], a[5..], "clock_getres under the preload");
+    let ld = bindings("python", "python3", &["-c", PYTHON]);
+    assert!(
+        bound_to_preload(&ld, "python", "clock_gettime"),
+        "python's clock_gettime not bound to the preload"
+    );
+    assert!(
+        bound_to_preload(&ld, "python", "clock_getres"),
+        "python's clock_getres not bound to the preload"
+    );
+}
+
+#[test]
+fn perl_time_agrees() {
+    let program = ["-e", "print time, qq(\\n)"];
+    let (b, w, a) = bracket("perl", "perl", &program);
+    assert_within("perl time", &numbers(&b), &numbers(&w), &numbers(&a));
+    let ld = bindings("perl", "perl", &program);
+    assert!(
+        bound_to_preload(&ld, "perl", "time"),
+        "perl's time not bound to the preload"
+    );
+}
+
+/// The pids of the processes that printed a debug report.
+fn reporting_pids(stderr: &str) -> BTreeSet<String> {
+    stderr
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("vdsotime-preload[")?
+                .split_once(']')
+                .map(|(pid, _)| pid.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn debug_report_and_children_inherit() {
+    let dir = scratch("debug");
+    let r = run_preloaded(
+        &dir,
+        "sh",
+        &["-c", "date +%s; exit 0"],
+        &[("VDSOTIME_PRELOAD_DEBUG", "1")],
+    );
+    assert!(
+        r.stdout.trim().parse::<u64>().is_ok(),
+        "date under sh printed {:?}",
+        r.stdout
+    );
+    assert_eq!(
+        reporting_pids(&r.stderr).len(),
+        2,
+        "expected reports from sh and date:\n{}",
+        r.stderr
+    );
+    for symbol in [
+        "clock_gettime",
+        "clock_getres",
+        "gettimeofday",
+        "time",
+        "sched_getcpu",
+        "getcpu",
+    ] {
+        let needle = format!("]: {symbol}: bound here");
+        assert_eq!(
+            r.stderr.matches(&needle).count(),
+            2,
+            "{symbol} not bound in both processes:\n{}",
+            r.stderr
+        );
+    }
+    // The paths reported are the ones the library takes (the same in this process).
+    for clock in [
+        ClockId::REALTIME,
+        ClockId::MONOTONIC,
+        ClockId::PROCESS_CPUTIME_ID,
+    ] {
+        let name = clock.name().expect("named clock");
+        let gettime = format!(" {name}={}", vdsotime::path(Function::ClockGettime(clock)));
+        assert!(
+            r.stderr.contains(&gettime),
+            "missing {gettime:?} in\n{}",
+            r.stderr
+        );
+    }
+    assert!(
+        r.stderr
+            .contains(&format!("]: time: {}", vdsotime::path(Function::Time))),
+        "{}",
+        r.stderr
+    );
+
+    assert!(
+        r.stderr.contains("]: sched_getcpu: glibc's rseq area"),
+        "{}",
+        r.stderr
+    );
+    let no_rseq = run_preloaded(
+        &dir,
+        "date",
+        &["+%s"],
+        &[
+            ("VDSOTIME_PRELOAD_DEBUG", "1"),
+            ("GLIBC_TUNABLES", "glibc.pthread.rseq=0"),
+        ],
+    );
+    let getcpu = vdsotime::path(Function::Getcpu);
+    assert!(
+        no_rseq
+            .stderr
+            .contains(&format!("]: sched_getcpu: {getcpu}")),
+        "{}",
+        no_rseq.stderr
+    );
+
+    let quiet = run_preloaded(&dir, "date", &["+%s"], &[("VDSOTIME_PRELOAD_DEBUG", "0")]);
+    assert!(
+        quiet.stderr.is_empty(),
+        "VDSOTIME_PRELOAD_DEBUG=0 printed: {}",
+        quiet.stderr
+    );
+}
