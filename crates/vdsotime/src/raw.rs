@@ -29,10 +29,11 @@ pub type TimeFn = unsafe extern "C" fn(*mut c_long) -> c_long;
 /// `int getcpu(unsigned *, unsigned *, void *)`.
 pub type GetcpuFn = unsafe extern "C" fn(*mut u32, *mut u32, *mut c_void) -> i32;
 
-/// The symbol bound to `slot` if the entry calls it directly.
-fn direct(slot: Slot, entry: usize) -> Option<usize> {
+/// The symbol bound to `slot` if the entry calls it directly. `entry` is read only
+/// after `table::symbol` has resolved the table, so a fresh process gets the answer too.
+fn direct(slot: Slot, entry: impl FnOnce() -> usize) -> Option<usize> {
     let addr = table::symbol(slot);
-    (addr != 0 && addr == entry).then_some(addr)
+    (addr != 0 && addr == entry()).then_some(addr)
 }
 
 macro_rules! getters {
@@ -40,7 +41,7 @@ macro_rules! getters {
         $(
             $(#[$doc])*
             pub fn $name() -> Option<$ty> {
-                let addr = direct(Slot::$slot, table::$name() as usize)?;
+                let addr = direct(Slot::$slot, || table::$name() as usize)?;
                 // SAFETY: the table calls this symbol directly as its entry, which it
                 // does only where the symbol's C signature is this type's.
                 Some(unsafe { core::mem::transmute::<usize, $ty>(addr) })

@@ -28,7 +28,9 @@ fn assert_monotonic_bracketed() {
 
 #[test]
 fn child() {
-    let Some(case) = std::env::var_os("VDSOTIME_CALLER_CASE") else { return };
+    let Some(case) = std::env::var_os("VDSOTIME_CALLER_CASE") else {
+        return;
+    };
     let real = vdsotime::auxv::sysinfo_ehdr();
     let monotonic = || vdsotime::path(Function::ClockGettime(ClockId::MONOTONIC));
     match case.to_str().unwrap() {
@@ -49,8 +51,10 @@ fn child() {
         "auxv" => {
             // A copy of the process's own vector, as a runtime would find it on the stack.
             let bytes = std::fs::read("/proc/self/auxv").unwrap();
-            let words: Vec<usize> =
-                bytes.chunks_exact(size_of::<usize>()).map(|c| usize::from_ne_bytes(c.try_into().unwrap())).collect();
+            let words: Vec<usize> = bytes
+                .chunks_exact(size_of::<usize>())
+                .map(|c| usize::from_ne_bytes(c.try_into().unwrap()))
+                .collect();
             // SAFETY: `words` is an AT_NULL-terminated vector; its AT_SYSINFO_EHDR is the
             // kernel's mapping.
             unsafe { vdsotime::init_from_auxv(words.as_ptr()) };
@@ -70,6 +74,14 @@ fn child() {
             assert_eq!(monotonic(), Path::Syscall);
             assert_monotonic_bracketed();
         }
+        "raw-first" => {
+            // Asked before any call: the getter must resolve the table itself.
+            let direct = vdsotime::raw::clock_gettime().is_some();
+            let expected = real.is_some()
+                && !cfg!(target_arch = "powerpc64")
+                && std::env::var_os("VDSOTIME_EXPECT_NO_VDSO").is_none();
+            assert_eq!(direct, expected, "raw::clock_gettime() in a fresh process");
+        }
         other => panic!("unknown case {other}"),
     }
     println!("case ok");
@@ -83,6 +95,11 @@ fn no_vdso_given_means_syscalls() {
 #[test]
 fn auxv_pointer_given_by_the_caller() {
     run_child("auxv");
+}
+
+#[test]
+fn raw_symbol_available_before_any_call() {
+    run_child("raw-first");
 }
 
 #[test]

@@ -50,7 +50,11 @@ fn first_call_and_every_entry_allocate_nothing() {
         return;
     }
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "first_call_and_every_entry_allocate_nothing", "--nocapture"])
+        .args([
+            "--exact",
+            "first_call_and_every_entry_allocate_nothing",
+            "--nocapture",
+        ])
         .env("VDSOTIME_FIRST_CALL_CHILD", "1")
         .output()
         .unwrap();

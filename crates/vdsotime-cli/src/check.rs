@@ -1,0 +1,177 @@
+//! `vdsotime check`: proves, against the kernel, that every library reading is
+//! what the syscall would have said. Zero tolerance; exit status 1 on any failure.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::facts;
+use crate::fault::{self, Lib};
+use crate::output::{self, Exit};
+use crate::sandwich::{self, Latest};
+use crate::tally::{Count, Tally};
+
+/// Options of `check`.
+#[derive(clap::Args, Debug, Clone)]
+#[command(after_help = "Checks, for every clock (and gettimeofday, time):
+  a library reading lies between two syscall readings (zero tolerance),
+  tv_nsec/tv_usec are normalized, monotonic clocks never go backwards within
+  a thread or across threads, clock_getres equals the syscall's, getcpu reports
+  the CPU the thread is pinned to, invalid ids give the kernel's EINVAL.
+Exit status: 0 all passed, 1 any failure.
+
+Examples:
+  vdsotime check
+  vdsotime check --duration 10 --threads 8
+  vdsotime check --json")]
+pub struct CheckArgs {
+    /// Seconds to interleave readings for (all threads at once).
+    #[arg(long, default_value_t = 2.0)]
+    pub duration: f64,
+    /// Threads; thread i is pinned to the i-th usable CPU, round robin
+    /// (default: one per usable CPU, at least 2).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Inject faults into the library readings (testing `check` itself);
+    /// same syntax as the VDSOTIME_FAULT variable.
+    #[arg(long, hide = true)]
+    pub fault: Option<String>,
+}
+
+/// One line of the `check --json` document.
+#[derive(Debug, Serialize)]
+pub struct CheckLine<'a> {
+    /// What was checked.
+    pub check: &'static str,
+    /// Of which function.
+    pub subject: &'a str,
+    /// Readings.
+    pub checked: u64,
+    /// Failed readings.
+    pub failures: u64,
+    /// Passed.
+    pub passed: bool,
+    /// The first failure.
+    pub example: Option<&'a str>,
+}
+
+/// The `check --json` document.
+#[derive(Debug, Serialize)]
+pub struct CheckReport<'a> {
+    /// Every check passed.
+    pub passed: bool,
+    /// Seconds spent interleaving.
+    pub duration: f64,
+    /// Worker threads.
+    pub threads: usize,
+    /// CPUs the workers were pinned to.
+    pub cpus: Vec<usize>,
+    /// Faults injected (empty in a real run).
+    pub faults: String,
+    /// Every check.
+    pub checks: Vec<CheckLine<'a>>,
+}
+
+fn lines(t: &Tally) -> Vec<CheckLine<'_>> {
+    t.iter()
+        .map(
+            |(check, subject, c): (&'static str, &str, &Count)| CheckLine {
+                check,
+                subject,
+                checked: c.checked,
+                failures: c.failures,
+                passed: c.failures == 0,
+                example: c.example.as_deref(),
+            },
+        )
+        .collect()
+}
+
+/// Runs `vdsotime check`.
+pub fn run(args: &CheckArgs, json: bool) -> Exit {
+    if !(args.duration.is_finite() && args.duration > 0.0) {
+        return Err("--duration must be a positive number of seconds".into());
+    }
+    let spec = match &args.fault {
+        Some(f) => f.clone(),
+        None => std::env::var(fault::ENV).unwrap_or_default(),
+    };
+    let lib = Lib::new(fault::parse(&spec)?);
+    if lib.faulty() && !json {
+        eprintln!("vdsotime check: injecting faults {spec:?}: failures are expected");
+    }
+    let cpus = facts::allowed_cpus();
+    let threads = args.threads.unwrap_or(cpus.len().max(2)).max(1);
+    let mut tally = sandwich::static_checks(&lib);
+    let deadline = Instant::now() + Duration::from_secs_f64(args.duration);
+    let latest = Arc::new(Latest::default());
+    let pb = output::progress(args.duration.ceil() as u64, "check");
+    let handles: Vec<_> = (0..threads)
+        .map(|i| {
+            let (lib, latest, cpu) = (lib.clone(), Arc::clone(&latest), cpus[i % cpus.len()]);
+            std::thread::spawn(move || sandwich::worker(&lib, cpu, deadline, &latest))
+        })
+        .collect();
+    while Instant::now() < deadline {
+        std::thread::sleep(
+            Duration::from_millis(100).min(deadline.saturating_duration_since(Instant::now())),
+        );
+        pb.set_position(
+            args.duration.ceil() as u64
+                - deadline.saturating_duration_since(Instant::now()).as_secs(),
+        );
+    }
+    for h in handles {
+        match h.join() {
+            Ok(t) => tally.merge(t),
+            Err(_) => tally.expect("worker finished", "check thread", false, || {
+                "a worker thread panicked".into()
+            }),
+        }
+    }
+    pb.finish_and_clear();
+    let passed = tally.passed();
+    if json {
+        output::print_json(&CheckReport {
+            passed,
+            duration: args.duration,
+            threads,
+            cpus: cpus.clone(),
+            faults: spec,
+            checks: lines(&tally),
+        })?;
+    } else {
+        let mut t = output::table(&["result", "subject", "check", "readings", "failures"]);
+        for l in lines(&tally) {
+            t.add_row(vec![
+                if l.passed { "PASS" } else { "FAIL" }.to_string(),
+                l.subject.to_string(),
+                l.check.to_string(),
+                l.checked.to_string(),
+                l.failures.to_string(),
+            ]);
+        }
+        println!("{t}");
+        for l in lines(&tally).iter().filter(|l| !l.passed) {
+            println!(
+                "FAIL {} {}: {}",
+                l.subject,
+                l.check,
+                l.example.unwrap_or("")
+            );
+        }
+        let total: u64 = tally.iter().map(|(_, _, c)| c.checked).sum();
+        let failed: u64 = tally.iter().map(|(_, _, c)| c.failures).sum();
+        println!(
+            "{}: {} readings checked on {} thread(s) over CPUs {:?} for {} s, {} failed",
+            if passed { "PASS" } else { "FAIL" },
+            total,
+            threads,
+            cpus,
+            args.duration,
+            failed
+        );
+    }
+    Ok(if passed { 0 } else { 1 })
+}

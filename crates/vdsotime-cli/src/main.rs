@@ -1,0 +1,84 @@
+//! `vdsotime`: inspect the vDSO, benchmark and verify every time path, and say
+//! whether this machine's clocks are served fast. One module per subcommand.
+
+mod bench;
+mod check;
+mod classify;
+mod doctor;
+mod dump;
+mod facts;
+mod fault;
+mod info;
+mod measure;
+mod names;
+mod output;
+mod peers;
+mod profile;
+mod sandwich;
+mod summary;
+mod svg;
+mod tally;
+mod targets;
+
+use clap::{Parser, Subcommand};
+
+/// Read the time through the vDSO: inspect it, benchmark it, check it, diagnose it.
+#[derive(Parser, Debug)]
+#[command(
+    name = "vdsotime",
+    version,
+    about,
+    after_help = "Without a subcommand: a summary (vDSO, symbols, paths, clocksource), a short
+benchmark and the doctor's verdict, in under 10 seconds.
+
+Examples:
+  vdsotime                 summary
+  vdsotime info --json
+  vdsotime bench --peers --svg bench.svg
+  vdsotime check --duration 5
+  vdsotime doctor
+  vdsotime dump -o vdso.so && readelf -Ws vdso.so"
+)]
+struct Cli {
+    /// Write JSON to standard output instead of tables.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Kernel, vDSO image, exported symbols, path per function, clocksource, CPU flags.
+    #[command(after_help = "Examples:
+  vdsotime info
+  vdsotime info --json | jq '.vdso.symbols[].name'")]
+    Info,
+    /// ns per call of every time function through vdsotime, the raw vDSO symbol, libc and the syscall.
+    Bench(bench::BenchArgs),
+    /// Verify library readings against the syscall on every CPU and thread; exit 1 on any failure.
+    Check(check::CheckArgs),
+    /// Say whether the vDSO really serves each clock and what to change if not; exit 2 if degraded.
+    Doctor(doctor::DoctorArgs),
+    /// Write the vDSO image as an ELF file for readelf/objdump.
+    Dump(dump::DumpArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        None => summary::run(cli.json),
+        Some(Command::Info) => info::run(cli.json),
+        Some(Command::Bench(a)) => bench::run(a, cli.json),
+        Some(Command::Check(a)) => check::run(a, cli.json),
+        Some(Command::Doctor(a)) => doctor::run(a, cli.json),
+        Some(Command::Dump(a)) => dump::run(a, cli.json),
+    };
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(msg) => {
+            eprintln!("vdsotime: {msg}");
+            std::process::exit(1);
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! Names shared by every subcommand: clocks, functions, ELF machines.
+
+use vdsotime::{ClockId, Function};
+
+/// The id bench measures as "unsupported", as bionic's BM_time_clock_gettime_unsupported
+/// does: the first id past CLOCK_TAI, which the kernel rejects with EINVAL.
+pub const UNSUPPORTED: ClockId = ClockId::from_raw(12);
+
+/// Invalid clock ids whose errors must match the kernel's (vdso_test_correctness).
+pub const INVALID_IDS: [i32; 6] = [-1, 10, 12, 1000, i32::MIN, i32::MAX];
+
+/// `CLOCK_MONOTONIC`, or `clock id 12` for ids without a name.
+pub fn clock_full(c: ClockId) -> String {
+    c.name()
+        .map_or_else(|| format!("clock id {}", c.as_raw()), str::to_string)
+}
+
+/// `MONOTONIC`, or `id 12`: for table cells.
+pub fn clock_short(c: ClockId) -> String {
+    c.name().map_or_else(
+        || format!("id {}", c.as_raw()),
+        |n| n.trim_start_matches("CLOCK_").to_string(),
+    )
+}
+
+/// Parses `realtime`, `CLOCK_REALTIME`, `monotonic-coarse` or a number.
+pub fn parse_clock(s: &str) -> Option<ClockId> {
+    if let Ok(n) = s.parse::<i32>() {
+        return Some(ClockId::from_raw(n));
+    }
+    let want = s.to_ascii_uppercase().replace('-', "_");
+    let want = want.trim_start_matches("CLOCK_");
+    ClockId::ALL.into_iter().find(|c| {
+        c.name()
+            .is_some_and(|n| n.trim_start_matches("CLOCK_") == want)
+    })
+}
+
+/// The C name of a library function.
+pub fn function_name(f: Function) -> &'static str {
+    match f {
+        Function::ClockGettime(_) => "clock_gettime",
+        Function::ClockGetres(_) => "clock_getres",
+        Function::Gettimeofday => "gettimeofday",
+        Function::Time => "time",
+        Function::Getcpu => "getcpu",
+    }
+}
+
+/// The clock argument of a library function, if it takes one.
+pub fn function_clock(f: Function) -> Option<ClockId> {
+    match f {
+        Function::ClockGettime(c) | Function::ClockGetres(c) => Some(c),
+        _ => None,
+    }
+}
+
+/// `clock_gettime(MONOTONIC)` or `time()`.
+pub fn function_label(f: Function) -> String {
+    match function_clock(f) {
+        Some(c) => format!("{}({})", function_name(f), clock_short(c)),
+        None => format!("{}()", function_name(f)),
+    }
+}
+
+/// Every library function with every clock it can take, as `info` lists paths.
+pub fn all_functions() -> Vec<Function> {
+    let mut v: Vec<Function> = ClockId::ALL
+        .into_iter()
+        .map(Function::ClockGettime)
+        .collect();
+    v.extend(ClockId::ALL.into_iter().map(Function::ClockGetres));
+    v.extend([Function::Gettimeofday, Function::Time, Function::Getcpu]);
+    v
+}
+
+/// The readable name of an ELF e_machine value.
+pub fn machine_name(m: u16) -> &'static str {
+    match m {
+        3 => "i386",
+        8 => "mips",
+        20 => "powerpc",
+        21 => "powerpc64",
+        22 => "s390",
+        40 => "arm",
+        62 => "x86_64",
+        183 => "aarch64",
+        243 => "riscv",
+        252 => "csky",
+        258 => "loongarch",
+        _ => "unknown",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_names_round_trip() {
+        for c in ClockId::ALL {
+            assert_eq!(parse_clock(&clock_short(c).to_lowercase()), Some(c));
+            assert_eq!(parse_clock(&clock_full(c)), Some(c));
+        }
+        assert_eq!(
+            parse_clock("monotonic-coarse"),
+            Some(ClockId::MONOTONIC_COARSE)
+        );
+        assert_eq!(parse_clock("12"), Some(UNSUPPORTED));
+        assert_eq!(parse_clock("nope"), None);
+        assert_eq!(clock_short(UNSUPPORTED), "id 12");
+    }
+
+    #[test]
+    fn labels() {
+        assert_eq!(
+            function_label(Function::ClockGettime(ClockId::MONOTONIC)),
+            "clock_gettime(MONOTONIC)"
+        );
+        assert_eq!(function_label(Function::Time), "time()");
+        assert_eq!(all_functions().len(), 25);
+    }
+}

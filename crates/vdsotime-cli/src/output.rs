@@ -1,0 +1,91 @@
+//! Output helpers shared by the subcommands: tables, numbers, JSON, progress.
+
+use std::io::{IsTerminal, Write};
+
+use comfy_table::{presets, CellAlignment, Table};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+/// What a subcommand returns: the process exit code, or a message for stderr (exit 1).
+pub type Exit = Result<i32, String>;
+
+/// A Markdown-style table: readable in a terminal and pastable into a README.
+pub fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(presets::ASCII_MARKDOWN);
+    t.set_header(header.iter().copied());
+    t
+}
+
+/// Right-aligns every column but the first (numbers).
+pub fn align_numbers(t: &mut Table) {
+    let n = t.column_count();
+    for i in 1..n {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+}
+
+/// Nanoseconds with precision that suits their size: 2.41, 23.1, 231.
+pub fn ns(v: f64) -> String {
+    if !v.is_finite() {
+        "-".to_string()
+    } else if v < 10.0 {
+        format!("{v:.2}")
+    } else if v < 100.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// A ratio such as a speed-up: 9.8x.
+pub fn ratio(v: f64) -> String {
+    if v.is_finite() {
+        if v < 10.0 {
+            format!("{v:.2}x")
+        } else {
+            format!("{v:.1}x")
+        }
+    } else {
+        "-".to_string()
+    }
+}
+
+/// Writes a value as pretty JSON on stdout.
+pub fn print_json<T: Serialize>(v: &T) -> Result<(), String> {
+    let s = serde_json::to_string_pretty(v).map_err(|e| format!("JSON: {e}"))?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{s}").map_err(|e| format!("stdout: {e}"))
+}
+
+/// A progress bar on stderr, hidden unless stderr is a terminal (so logs and
+/// pipes stay clean).
+pub fn progress(len: u64, what: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(len);
+    let style = ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+    pb.set_style(style);
+    pb.set_prefix(what.to_string());
+    pb
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn number_formats() {
+        assert_eq!(ns(2.414), "2.41");
+        assert_eq!(ns(23.14), "23.1");
+        assert_eq!(ns(231.4), "231");
+        assert_eq!(ns(f64::NAN), "-");
+        assert_eq!(ratio(9.81), "9.81x");
+        assert_eq!(ratio(98.1), "98.1x");
+    }
+}

@@ -1,0 +1,112 @@
+//! `bench --peers`: the "what time is it" calls of std and other crates, next to
+//! vdsotime's own, so a user can see what switching would buy.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use vdsotime::ClockId;
+
+use crate::measure::Probe;
+
+/// One peer row.
+#[derive(Debug)]
+pub struct Peer {
+    /// What is called, e.g. `std::time::Instant::now`.
+    pub function: &'static str,
+    /// The crate (the JSON `path`).
+    pub path: &'static str,
+    /// The clock it reads, when it reads a kernel clock.
+    pub clock: Option<ClockId>,
+    /// How it reads it, for the table.
+    pub source: &'static str,
+    /// The measurement.
+    pub probe: Probe,
+}
+
+/// Every peer, in table order.
+pub fn all() -> Vec<Peer> {
+    vec![
+        Peer {
+            function: "std::time::Instant::now",
+            path: "std",
+            clock: Some(ClockId::MONOTONIC),
+            source: "libc clock_gettime",
+            probe: Probe::new(|| {
+                let t = std::time::Instant::now();
+                black_box(&t);
+            }),
+        },
+        Peer {
+            function: "std::time::SystemTime::now",
+            path: "std",
+            clock: Some(ClockId::REALTIME),
+            source: "libc clock_gettime",
+            probe: Probe::new(|| {
+                let t = std::time::SystemTime::now();
+                black_box(&t);
+            }),
+        },
+        Peer {
+            function: "rustix::time::clock_gettime",
+            path: "rustix",
+            clock: Some(ClockId::MONOTONIC),
+            source: "rustix's own vDSO lookup",
+            probe: Probe::new(|| {
+                let t = rustix::time::clock_gettime(black_box(rustix::time::ClockId::Monotonic));
+                black_box(&t);
+            }),
+        },
+        Peer {
+            function: "quanta::Instant::now",
+            path: "quanta",
+            clock: None,
+            source: "calibrated TSC",
+            probe: Probe::new(|| {
+                let t = quanta::Instant::now();
+                black_box(&t);
+            }),
+        },
+        Peer {
+            function: "minstant::Instant::now",
+            path: "minstant",
+            clock: None,
+            source: "TSC, else coarse clock",
+            probe: Probe::new(|| {
+                let t = minstant::Instant::now();
+                black_box(&t);
+            }),
+        },
+        Peer {
+            function: "coarsetime::Instant::now",
+            path: "coarsetime",
+            clock: Some(ClockId::MONOTONIC_COARSE),
+            source: "libc clock_gettime",
+            probe: Probe::new(|| {
+                let t = coarsetime::Instant::now();
+                black_box(&t);
+            }),
+        },
+        Peer {
+            function: "vdsotime::Instant::now",
+            path: "vdsotime",
+            clock: Some(ClockId::MONOTONIC),
+            source: "vdsotime",
+            probe: Probe::new(|| {
+                let t = vdsotime::Instant::now();
+                black_box(&t);
+            }),
+        },
+        Peer {
+            function: "vdsotime wall clock (REALTIME -> Duration)",
+            path: "vdsotime",
+            clock: Some(ClockId::REALTIME),
+            source: "vdsotime",
+            probe: Probe::new(|| {
+                let now = vdsotime::clock_gettime(ClockId::REALTIME)
+                    .ok()
+                    .and_then(|t| Duration::try_from(t).ok());
+                black_box(&now);
+            }),
+        },
+    ]
+}

@@ -1,0 +1,70 @@
+//! Trap 7 of vdso-facts.md: inside a time namespace MONOTONIC and BOOTTIME carry
+//! offsets that only the kernel's vDSO code and the syscall apply. `check` must
+//! still pass there, and `info`/`doctor` must see the offsets.
+
+use std::process::Command;
+
+use crate::*;
+
+/// Runs vdsotime inside `unshare --time` with a one-day offset; `None` where this
+/// machine cannot make a time namespace (no util-linux unshare, no privilege,
+/// kernel before 5.6).
+fn in_timens(args: &[&str]) -> Option<(i32, String, String)> {
+    let o = Command::new("unshare")
+        .args([
+            "--time",
+            "--fork",
+            "--monotonic",
+            "86400",
+            "--boottime",
+            "86400",
+        ])
+        .arg(env!("CARGO_BIN_EXE_vdsotime"))
+        .args(args)
+        .env_remove("VDSOTIME_FAULT")
+        .output()
+        .ok()?;
+    let p = parts(&o);
+    if p.2.starts_with("unshare:") {
+        eprintln!(
+            "skipping: cannot create a time namespace here: {}",
+            p.2.trim()
+        );
+        return None;
+    }
+    Some(p)
+}
+
+#[test]
+fn check_passes_inside_a_time_namespace() {
+    let Some((c, out, err)) = in_timens(&["check", "--duration", "0.3", "--json"]) else {
+        return;
+    };
+    assert_eq!(c, 0, "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["passed"], true);
+}
+
+#[test]
+fn info_and_doctor_see_the_offsets() {
+    let Some((c, out, err)) = in_timens(&["info", "--json"]) else {
+        return;
+    };
+    assert_eq!(c, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let offsets = v["system"]["timens_offsets"].as_array().unwrap();
+    assert!(
+        offsets
+            .iter()
+            .any(|o| o["clock"] == "monotonic" && o["secs"] == 86400),
+        "{offsets:?}"
+    );
+    let Some((c, out, err)) = in_timens(&["doctor", "--duration", "0.005"]) else {
+        return;
+    };
+    assert!(c == 0 || c == 2, "{err}");
+    assert!(
+        out.contains("time namespace (monotonic 86400s 0ns, boottime 86400s 0ns)"),
+        "{out}"
+    );
+}
