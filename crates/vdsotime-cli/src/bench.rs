@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use vdsotime::Function;
 
 use crate::facts;
+use crate::first_call::{self, FirstCall};
 use crate::measure::{self, Plan, Sample};
 use crate::names;
 use crate::output::{self, Exit};
@@ -42,6 +43,9 @@ pub struct BenchArgs {
     /// Write a bar chart (log scale) of every measurement to FILE.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// Fresh processes spawned to time the library's first call (0: skip).
+    #[arg(long, default_value_t = 20)]
+    pub first_call_runs: usize,
 }
 
 impl BenchArgs {
@@ -137,6 +141,9 @@ pub struct BenchReport {
     pub header: Header,
     /// Every cell.
     pub measurements: Vec<Measurement>,
+    /// The first call in a fresh process, if measured.
+    #[serde(default)]
+    pub first_call: Option<FirstCall>,
 }
 
 impl BenchReport {
@@ -206,6 +213,7 @@ pub fn collect(
             threads,
         },
         measurements,
+        first_call: None,
     }
 }
 
@@ -329,7 +337,10 @@ fn print_peers(r: &BenchReport) {
 pub fn run(args: &BenchArgs, json: bool) -> Exit {
     let plan = args.plan()?;
     let rows = targets::full_rows();
-    let report = collect(&rows, &Impl::ALL, &plan, args.threads.max(1), args.peers);
+    let mut report = collect(&rows, &Impl::ALL, &plan, args.threads.max(1), args.peers);
+    if args.first_call_runs > 0 {
+        report.first_call = Some(first_call::measure(args.first_call_runs)?);
+    }
     if let Some(path) = &args.svg {
         svg::write_file(path, &report)?;
     }
@@ -338,6 +349,15 @@ pub fn run(args: &BenchArgs, json: bool) -> Exit {
     } else {
         print_table(&report, &rows, &Impl::ALL);
         print_peers(&report);
+        if let Some(f) = &report.first_call {
+            println!(
+                "first call in a fresh process (find auxv, size and parse the image, bind every entry): fastest {} ns, median {} ns of {} processes; {} heap allocations",
+                output::ns(f.min_ns),
+                output::ns(f.median_ns),
+                f.runs,
+                f.allocations
+            );
+        }
         println!(
             "speed-up = syscall / vdsotime; vdsotime/raw = vdsotime / the vDSO symbol called directly (1.00x = no wrapper cost)."
         );

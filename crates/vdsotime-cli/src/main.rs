@@ -8,6 +8,7 @@ mod doctor;
 mod dump;
 mod facts;
 mod fault;
+mod first_call;
 mod info;
 mod measure;
 mod names;
@@ -62,6 +63,9 @@ enum Command {
     Doctor(doctor::DoctorArgs),
     /// Write the vDSO image as an ELF file for readelf/objdump.
     Dump(dump::DumpArgs),
+    /// (internal) Time the library's first call in this fresh process; used by `bench`.
+    #[command(hide = true)]
+    FirstCallProbe,
 }
 
 fn main() {
@@ -73,6 +77,7 @@ fn main() {
         Some(Command::Check(a)) => check::run(a, cli.json),
         Some(Command::Doctor(a)) => doctor::run(a, cli.json),
         Some(Command::Dump(a)) => dump::run(a, cli.json),
+        Some(Command::FirstCallProbe) => first_call::probe(),
     };
     match result {
         Ok(code) => std::process::exit(code),
