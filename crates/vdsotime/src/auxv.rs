@@ -2,8 +2,9 @@
 //! process. Four ways to read it, because not every program has all of them:
 //!
 //! - [`getauxval`]: libc's copy (only with the `std` feature, which links a libc);
-//! - [`from_prctl`]: `prctl(PR_GET_AUXV)`, Linux 6.4+, no libc and no file system;
 //! - [`from_proc`]: `/proc/self/auxv`, any kernel, needs procfs;
+//! - [`from_prctl`]: `prctl(PR_GET_AUXV)`, Linux 6.4+, no file system needed, but it
+//!   reports the host's vector under emulators that do not know it (valgrind);
 //! - [`from_vector`]: a pointer to the vector itself, for `#![no_main]` programs and
 //!   runtimes that find it after `envp` on the initial stack.
 //!
@@ -46,9 +47,12 @@ pub fn lookup(key: usize) -> Option<usize> {
     }
     #[cfg(not(feature = "std"))]
     {
-        match from_prctl(key) {
+        // /proc/self/auxv first: emulators (valgrind, QEMU) rewrite it for their
+        // guest, but pass `PR_GET_AUXV` to the host kernel, whose vDSO address is not
+        // the guest's. prctl serves processes without procfs.
+        match from_proc(key) {
             Ok(found) => found,
-            Err(_) => from_proc(key).ok().flatten(),
+            Err(_) => from_prctl(key).ok().flatten(),
         }
     }
 }

@@ -45,17 +45,23 @@ impl<'a> Vdso<'a> {
     /// Sizes, checks and parses an image the kernel mapped at `addr`, and requires it
     /// to be for this process's architecture.
     ///
-    /// The kernel does not say how long the vDSO is. The header and program headers
-    /// are read from the first 4 KiB (every Linux page is at least that), the length is
-    /// taken from the loaded segment and the section headers, and `mincore` confirms
-    /// the whole range is mapped before any of it is read.
+    /// The kernel does not say how long the vDSO is. `mincore` confirms the first 4 KiB
+    /// are mapped (every Linux page is at least that), the header and program headers
+    /// are read from there, the length is taken from the loaded segment and the section
+    /// headers, and `mincore` confirms the whole range before any more of it is read.
     ///
     /// # Safety
     /// `addr` must be the start of a readable mapping of at least 4 KiB that stays
     /// mapped for the life of the process, such as `AT_SYSINFO_EHDR`.
     pub unsafe fn from_address(addr: usize) -> Result<Vdso<'static>, ElfError> {
         const MIN_PAGE: usize = 4096;
-        // SAFETY: the caller guarantees the first 4 KiB at `addr` are mapped for good.
+        // Even the header is read only once the page is known to be there: an emulator
+        // may hand out an address that is not mapped in the guest.
+        if !is_mapped(addr, MIN_PAGE) {
+            return Err(ElfError::OutOfBounds("mapping (mincore)"));
+        }
+        // SAFETY: the caller guarantees the first 4 KiB at `addr` are mapped for good,
+        // and mincore just confirmed it.
         let first = unsafe { core::slice::from_raw_parts(addr as *const u8, MIN_PAGE) };
         let header = Header::parse(first)?;
         let len = header.extent(first)?;

@@ -3,16 +3,29 @@
 //! before an allocator exists). A counting global allocator proves it.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
 
 struct Counting;
 
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    /// Allocations made by this thread: the test harness's own threads may allocate
+    /// at any moment (slowly, under QEMU), and they are not the library.
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn count() {
+    // `try_with`: the slot may be gone while a thread is exiting.
+    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+}
+
+fn allocations() -> usize {
+    ALLOCATIONS.with(Cell::get)
+}
 
 // SAFETY: defers every operation to the system allocator, only counting calls.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        count();
         // SAFETY: forwarded unchanged.
         unsafe { System.alloc(layout) }
     }
@@ -21,7 +34,7 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        count();
         // SAFETY: forwarded unchanged.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -34,7 +47,7 @@ static GLOBAL: Counting = Counting;
 #[test]
 fn first_call_and_every_entry_allocate_nothing() {
     if std::env::var_os("VDSOTIME_FIRST_CALL_CHILD").is_some() {
-        let before = ALLOCATIONS.load(Ordering::SeqCst);
+        let before = allocations();
         let t = vdsotime::clock_gettime(vdsotime::ClockId::MONOTONIC);
         let res = vdsotime::clock_getres(vdsotime::ClockId::REALTIME);
         let tv = vdsotime::gettimeofday();
@@ -43,7 +56,7 @@ fn first_call_and_every_entry_allocate_nothing() {
         let path = vdsotime::path(vdsotime::Function::Time);
         let vdso = vdsotime::vdso().map(|v| v.symbols().count());
         let _ = vdsotime::syscall::clock_gettime(vdsotime::ClockId::PROCESS_CPUTIME_ID);
-        let after = ALLOCATIONS.load(Ordering::SeqCst);
+        let after = allocations();
         assert!(t.is_ok() && res.is_ok() && tv.is_ok() && secs > 0 && cpu.is_ok());
         assert_eq!(after - before, 0, "the library allocated");
         println!("first call ok: no allocation ({path}, {vdso:?} symbols)");

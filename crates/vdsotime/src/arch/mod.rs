@@ -24,7 +24,8 @@ pub struct ArchTable {
     pub clock_gettime64: Option<&'static str>,
     /// `clock_getres` (native `struct timespec`).
     pub clock_getres: Option<&'static str>,
-    /// `clock_getres` with a 64-bit `struct __kernel_timespec` (32-bit arches, new kernels).
+    /// `clock_getres` with a 64-bit `struct __kernel_timespec`: 32-bit arches, only in
+    /// kernels newer than 6.18, so its absence is normal (the time32 one is used then).
     pub clock_getres64: Option<&'static str>,
     /// `gettimeofday` (native `struct timeval`).
     pub gettimeofday: Option<&'static str>,

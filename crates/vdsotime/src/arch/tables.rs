@@ -63,6 +63,7 @@ pub static ARM: ArchTable = ArchTable {
     clock_gettime: Some("__vdso_clock_gettime"),
     clock_gettime64: Some("__vdso_clock_gettime64"),
     clock_getres: Some("__vdso_clock_getres"),
+    clock_getres64: Some("__vdso_clock_getres_time64"),
     gettimeofday: Some("__vdso_gettimeofday"),
     time64_needs_time32: true,
     ..NONE
@@ -144,6 +145,7 @@ pub static MIPS: ArchTable = ArchTable {
     name: "mips",
     class: Elf32,
     clock_gettime64: Some("__vdso_clock_gettime64"),
+    clock_getres64: Some("__vdso_clock_getres_time64"),
     ..MIPS64
 };
 

@@ -117,8 +117,8 @@ impl<'a> Image<'a> {
     }
 }
 
-/// Iterator over an image's usable symbols (see [`crate::Vdso::symbols`]). A symbol
-/// entry that cannot be read ends the iteration.
+/// Iterator over an image's usable symbols (see [`crate::Vdso::symbols`]). Entries that
+/// cannot be read are skipped.
 #[derive(Clone, Debug)]
 pub struct Symbols<'a> {
     image: Image<'a>,
@@ -133,13 +133,10 @@ impl<'a> Iterator for Symbols<'a> {
         while self.next < self.image.nsyms {
             let idx = self.next;
             self.next += 1;
-            match self.image.symbol(idx, self.base) {
-                Ok(Some(sym)) => return Some(sym),
-                Ok(None) => continue,
-                Err(_) => {
-                    self.next = self.image.nsyms;
-                    return None;
-                }
+            // An unreadable entry is skipped like an unusable one, so that every symbol
+            // `lookup` can return is also listed here.
+            if let Ok(Some(sym)) = self.image.symbol(idx, self.base) {
+                return Some(sym);
             }
         }
         None

@@ -249,3 +249,39 @@ pub(crate) fn clock_path(clock: ClockId, entry: Path) -> Path {
 }
 
 mod shim;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EINVAL: i32 = -(linux_raw_sys::errno::EINVAL as i32);
+
+    /// The entries themselves (not the public calls, which send invalid ids straight to
+    /// the syscall) must report errors as `-errno`: this is what exercises powerpc's
+    /// CR0.SO convention through the call shim, and the vDSO's own fallback elsewhere.
+    #[test]
+    fn entries_return_minus_errno_for_invalid_clocks() {
+        for id in [-1, 12, i32::MAX] {
+            let mut ts = Timespec::default();
+            // SAFETY: `ts` is writable.
+            assert_eq!(
+                unsafe { clock_gettime()(id, &mut ts) },
+                EINVAL,
+                "clock_gettime({id})"
+            );
+            // SAFETY: `ts` is writable.
+            assert_eq!(
+                unsafe { clock_getres()(id, &mut ts) },
+                EINVAL,
+                "clock_getres({id})"
+            );
+        }
+        let mut ts = Timespec::default();
+        // SAFETY: `ts` is writable.
+        assert_eq!(
+            unsafe { clock_gettime()(ClockId::MONOTONIC.as_raw(), &mut ts) },
+            0
+        );
+        assert!(ts.tv_sec > 0 || ts.tv_nsec > 0);
+    }
+}
