@@ -1,0 +1,397 @@
+//! `cargo xtask cross`: install what is missing, then run the core tests on every target.
+//!
+//! Prints one line per target (PASS, FAIL, or UNAVAILABLE with the reason) and a summary;
+//! fails on any FAIL (and, with `--require-all`, on any UNAVAILABLE).
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Duration;
+
+use crate::targets::{self, Target};
+use crate::{apt, binfmt, qemu, runner};
+
+pub const USAGE: &str = "\
+usage: cargo xtask cross [options] [-- <cargo test args>]
+
+Runs `cargo test -p vdsotime --target T --no-fail-fast` for every supported target, natively
+or under QEMU user mode, then the vDSO tests again without the `std` feature (auxv read
+without getauxval); arguments after `--` replace both runs. Installs what is missing first:
+Rust std via rustup, cross linkers and QEMU via apt (QEMU from the release's backports).
+
+options:
+  --target T       only this target (repeatable); default: all of them
+  --no-install     install nothing; what is missing makes its target UNAVAILABLE
+  --dump DIR       write each target's vDSO image to DIR/<arch>.so (VDSOTIME_DUMP_DIR)
+  --require-all    exit non-zero when a target is UNAVAILABLE, not only on FAIL
+  --skip NAME      pass `--skip NAME` to every test binary (repeatable)
+  --timeout SECS   limit for each cargo test run of a target (default 300)
+  --list           print the targets and exit
+";
+
+/// Parsed command line.
+#[derive(Debug)]
+struct Options {
+    targets: Vec<Target>,
+    install: bool,
+    dump_dir: Option<PathBuf>,
+    require_all: bool,
+    timeout: Duration,
+    cargo_args: Vec<String>,
+    skip: Vec<String>,
+}
+
+fn parse(args: &[String]) -> Result<Option<Options>, String> {
+    let mut opts = Options {
+        targets: Vec::new(),
+        install: true,
+        dump_dir: None,
+        require_all: false,
+        timeout: Duration::from_secs(300),
+        cargo_args: Vec::new(),
+        skip: Vec::new(),
+    };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match arg.as_str() {
+            "--target" => {
+                let t = value("--target")?;
+                opts.targets.push(
+                    targets::find(&t).ok_or_else(|| format!("unsupported target {t} (--list)"))?,
+                );
+            }
+            "--no-install" => opts.install = false,
+            "--dump" => {
+                let dir = PathBuf::from(value("--dump")?);
+                fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                // Tests run with the package as working directory: pass an absolute path.
+                opts.dump_dir = Some(fs::canonicalize(&dir).map_err(|e| e.to_string())?);
+            }
+            "--require-all" => opts.require_all = true,
+            "--skip" => opts.skip.push(value("--skip")?),
+            "--timeout" => {
+                let secs = value("--timeout")?;
+                let secs: u64 = secs.parse().map_err(|_| format!("bad --timeout {secs}"))?;
+                opts.timeout = Duration::from_secs(secs);
+            }
+            "--list" => {
+                for t in targets::ALL {
+                    let how = t.qemu.map_or("native".to_string(), |q| format!("qemu-{q}"));
+                    println!("{:32} {how}", t.triple);
+                }
+                return Ok(None);
+            }
+            "-h" | "--help" => {
+                print!("{USAGE}");
+                return Ok(None);
+            }
+            "--" => {
+                opts.cargo_args = it.cloned().collect();
+                break;
+            }
+            other => return Err(format!("unknown argument {other}\n{USAGE}")),
+        }
+    }
+    if opts.targets.is_empty() {
+        opts.targets = targets::ALL.to_vec();
+    }
+    Ok(Some(opts))
+}
+
+/// The workspace root (the xtask crate's parent directory).
+fn workspace_root() -> PathBuf {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.parent().unwrap_or(here).to_path_buf()
+}
+
+/// Output of `rustc <args>`, trimmed.
+fn rustc(args: &[&str]) -> String {
+    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
+    Command::new(rustc)
+        .args(args)
+        .output()
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Rust's bundled `gcc-ld` directory (its `ld.lld` runs `rust-lld`), for `clang -B`.
+fn gcc_ld_dir() -> Result<PathBuf, String> {
+    let version = rustc(&["-vV"]);
+    let host = version
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .ok_or("rustc -vV names no host")?;
+    let dir = Path::new(&rustc(&["--print", "sysroot"]))
+        .join("lib/rustlib")
+        .join(host)
+        .join("bin/gcc-ld");
+    if dir.join("ld.lld").is_file() {
+        Ok(dir)
+    } else {
+        Err(format!("{} has no ld.lld (rust-lld)", dir.display()))
+    }
+}
+
+/// True when the Rust standard library for `triple` is in the active toolchain's sysroot.
+fn has_std(triple: &str) -> bool {
+    let sysroot = rustc(&["--print", "sysroot"]);
+    let lib = Path::new(&sysroot)
+        .join("lib/rustlib")
+        .join(triple)
+        .join("lib");
+    fs::read_dir(lib).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("libstd-"))
+    })
+}
+
+/// Makes the target's std available (rustup target add); the error is the UNAVAILABLE reason.
+fn ensure_std(t: &Target, install: bool, log: &Path) -> Result<(), String> {
+    if has_std(t.triple) {
+        return Ok(());
+    }
+    if !install {
+        return Err(format!("Rust std for {} is not installed", t.triple));
+    }
+    println!("rustup: target add {}", t.triple);
+    let out = Command::new("rustup")
+        .args(["target", "add", t.triple])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("rustup: {e}"))?;
+    let _ = fs::write(log, [out.stdout, out.stderr].concat());
+    if out.status.success() && has_std(t.triple) {
+        Ok(())
+    } else {
+        Err(format!(
+            "`rustup target add {}` failed (see {})",
+            t.triple,
+            log.display()
+        ))
+    }
+}
+
+/// Installs what the chosen targets lack; returns the errors by cause, for the reasons.
+fn install_missing(chosen: &[Target], log: &Path) -> (Option<String>, Option<String>) {
+    let mut linking: Vec<String> = Vec::new();
+    for t in chosen {
+        for p in t.packages() {
+            if !linking.iter().any(|g| g == p) && !apt::is_installed(p) {
+                linking.push(p.to_string());
+            }
+        }
+    }
+    let need_qemu = chosen
+        .iter()
+        .filter_map(|t| t.qemu)
+        .any(|arch| qemu::find(arch).is_err());
+    if linking.is_empty() && !need_qemu {
+        return (None, None);
+    }
+    let mut qemu_pkg = String::from("qemu-user");
+    let mut qemu_err = None;
+    if need_qemu {
+        match apt::codename() {
+            Some(codename) => match apt::ensure_backports(&codename) {
+                Ok(suite) => qemu_pkg = format!("qemu-user/{suite}"),
+                Err(e) => qemu_err = Some(format!("backports: {e}")),
+            },
+            None => qemu_err = Some("no VERSION_CODENAME in /etc/os-release".to_string()),
+        }
+    }
+    if let Err(e) = apt::update(log) {
+        return (Some(e.clone()), Some(e));
+    }
+    let linking_err = if linking.is_empty() {
+        None
+    } else {
+        apt::install(&linking, log).err()
+    };
+    if need_qemu && qemu_err.is_none() {
+        qemu_err = apt::install(&[qemu_pkg], log).err();
+    }
+    (linking_err, qemu_err)
+}
+
+/// Whether `command --version` runs.
+fn runs(command: &str) -> bool {
+    Command::new(command)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// What a runnable target needs: its emulator (if any) and extra flags.
+struct Prepared {
+    emulator: Option<qemu::Emulator>,
+    flags: Vec<String>,
+}
+
+/// Everything a target needs, or the reason it is UNAVAILABLE.
+fn prepare(
+    t: &Target,
+    install: bool,
+    errors: &(Option<String>, Option<String>),
+    logs: &Path,
+) -> Result<Prepared, String> {
+    ensure_std(t, install, &logs.join(format!("{}.rustup.log", t.triple)))?;
+    let why = || {
+        errors
+            .0
+            .clone()
+            .unwrap_or_else(|| "not installed (--no-install)".to_string())
+    };
+    let mut flags = Vec::new();
+    if let targets::Linker::Clang { .. } = t.linker {
+        if !runs(targets::CLANG) {
+            return Err(format!("linker {} missing: {}", targets::CLANG, why()));
+        }
+        if let Some(p) = t.packages().into_iter().find(|p| !apt::is_installed(p)) {
+            return Err(format!("package {p} missing: {}", why()));
+        }
+        flags = t.extra_flags(&gcc_ld_dir()?);
+    }
+    let emulator = match t.qemu {
+        None => None,
+        Some(arch) => {
+            let emulator = qemu::find(arch).map_err(|e| match &errors.1 {
+                Some(install_err) => format!("{e}; install: {install_err}"),
+                None => e,
+            })?;
+            // Not fatal: only tests that start their own binary again need it.
+            if let Err(e) = binfmt::ensure(arch, &emulator.command) {
+                println!("binfmt: {e}: tests that re-run their own binary will fail");
+            }
+            Some(emulator)
+        }
+    };
+    Ok(Prepared { emulator, flags })
+}
+
+/// The `cargo test` runs for one target: the whole suite (every test binary, even after a
+/// failure), then the vDSO tests once more without the `std` feature, whose auxv lookup
+/// does not use libc's `getauxval` (prctl(PR_GET_AUXV), then /proc/self/auxv).
+/// Arguments given after `--` replace both.
+fn passes(cargo_args: &[String], skip: &[String]) -> Vec<Vec<String>> {
+    let mut passes = if cargo_args.is_empty() {
+        let args = |list: &[&str]| list.iter().map(|s| s.to_string()).collect();
+        vec![
+            args(&["--no-fail-fast"]),
+            args(&["--no-default-features", "--test", "arch_vdso"]),
+        ]
+    } else {
+        vec![cargo_args.to_vec()]
+    };
+    if !skip.is_empty() {
+        for pass in &mut passes {
+            if !pass.iter().any(|a| a == "--") {
+                pass.push("--".to_string());
+            }
+            for name in skip {
+                pass.extend(["--skip".to_string(), name.clone()]);
+            }
+        }
+    }
+    passes
+}
+
+/// Entry point of `cargo xtask cross`.
+pub fn main(args: &[String]) -> ExitCode {
+    let opts = match parse(args) {
+        Ok(Some(opts)) => opts,
+        Ok(None) => return ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask cross: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let root = workspace_root();
+    let target_dir =
+        env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let logs = target_dir.join("xtask-cross");
+    if let Err(e) = fs::create_dir_all(&logs) {
+        eprintln!("xtask cross: {}: {e}", logs.display());
+        return ExitCode::from(2);
+    }
+    let errors = if opts.install {
+        install_missing(&opts.targets, &logs.join("apt.log"))
+    } else {
+        (None, None)
+    };
+
+    let (mut pass, mut fail, mut unavailable) = (0, 0, 0);
+    let mut total = runner::Counts::default();
+    for t in &opts.targets {
+        let Prepared { emulator, flags } = match prepare(t, opts.install, &errors, &logs) {
+            Ok(prepared) => prepared,
+            Err(why) => {
+                unavailable += 1;
+                println!("cross {}: UNAVAILABLE: {why}", t.triple);
+                continue;
+            }
+        };
+        let how = emulator.as_ref().map_or("native".to_string(), |e| {
+            format!("{} {}", e.command, e.version)
+        });
+        println!("cross {}: running ({how})...", t.triple);
+        let log = logs.join(format!("{}.log", t.triple));
+        let outcome = runner::run(&runner::Run {
+            root: &root,
+            target: *t,
+            emulator: emulator.as_ref(),
+            flags,
+            dump_dir: opts.dump_dir.as_deref(),
+            passes: passes(&opts.cargo_args, &opts.skip),
+            log: log.clone(),
+            timeout: opts.timeout,
+        });
+        let c = outcome.counts;
+        total.passed += c.passed;
+        total.failed += c.failed;
+        total.ignored += c.ignored;
+        let stats = format!(
+            "{how}; {} passed, {} failed, {} ignored; {} s",
+            c.passed,
+            c.failed,
+            c.ignored,
+            outcome.elapsed.as_secs()
+        );
+        match outcome.failure {
+            None => {
+                pass += 1;
+                println!("cross {}: PASS ({stats})", t.triple);
+            }
+            Some(why) => {
+                fail += 1;
+                println!("cross {}: FAIL: {why} ({stats})", t.triple);
+                println!("---- last lines of {} ----", log.display());
+                for line in runner::tail(&log, 60) {
+                    println!("  | {line}");
+                }
+            }
+        }
+    }
+    println!(
+        "cross summary: {} targets: {pass} PASS, {fail} FAIL, {unavailable} UNAVAILABLE (logs in {})",
+        opts.targets.len(),
+        logs.display()
+    );
+    println!(
+        "cross: {} passed, {} failed, {} skipped",
+        total.passed, total.failed, total.ignored
+    );
+    if fail > 0 || (opts.require_all && unavailable > 0) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,28 @@
+//! Developer tasks for vdsotime, run as `cargo xtask <task>` (an alias in .cargo/config.toml).
+//!
+//! Only std: the tasks drive rustup, apt, cargo and QEMU as child processes.
+
+mod apt;
+mod binfmt;
+mod cross;
+mod qemu;
+mod runner;
+mod targets;
+
+use std::env;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("cross") => cross::main(&args[1..]),
+        Some("-h" | "--help") | None => {
+            println!("usage: cargo xtask <task>\n\ntasks:\n  cross    the core tests on every architecture (cargo xtask cross --help)");
+            ExitCode::SUCCESS
+        }
+        Some(other) => {
+            eprintln!("xtask: unknown task {other} (try --help)");
+            ExitCode::from(2)
+        }
+    }
+}

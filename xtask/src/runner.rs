@@ -1,0 +1,266 @@
+//! Running the core library's test suite for one target and reading its result.
+
+use std::env;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use crate::qemu::Emulator;
+use crate::targets::Target;
+
+/// What to run and where its output goes.
+#[derive(Debug)]
+pub struct Run<'a> {
+    pub root: &'a Path,
+    pub target: Target,
+    pub emulator: Option<&'a Emulator>,
+    /// Extra rustc and rustdoc flags for this target (static linking).
+    pub flags: Vec<String>,
+    pub dump_dir: Option<&'a Path>,
+    /// One `cargo test` invocation per entry: the arguments after `--target T`.
+    pub passes: Vec<Vec<String>>,
+    pub log: PathBuf,
+    pub timeout: Duration,
+}
+
+/// Test counts summed over every `test result:` line of the run.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Counts {
+    pub passed: u64,
+    pub failed: u64,
+    pub ignored: u64,
+}
+
+/// The outcome of one target's run.
+#[derive(Debug)]
+pub struct Outcome {
+    /// `None` on success, else why it failed.
+    pub failure: Option<String>,
+    pub counts: Counts,
+    pub elapsed: Duration,
+}
+
+/// `extra` after the flags the caller already set (in `encoded` or `plain`), in
+/// cargo's 0x1f-separated form, so paths and a caller's RUSTFLAGS both survive.
+fn joined_flags(encoded: &str, plain: &str, extra: &[String]) -> String {
+    let mut flags: Vec<String> = match env::var(encoded) {
+        Ok(old) if !old.is_empty() => old.split('\x1f').map(str::to_string).collect(),
+        _ => env::var(plain)
+            .map(|old| old.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default(),
+    };
+    flags.extend_from_slice(extra);
+    flags.join("\x1f")
+}
+
+/// Builds `cargo test -p vdsotime --target T <args>` with this target's linker and runner.
+fn command(run: &Run, args: &[String]) -> Command {
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let key = run.target.env_key();
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(run.root)
+        .args(["test", "-p", "vdsotime", "--target", run.target.triple])
+        .args(args)
+        .env("CARGO_TERM_COLOR", "never")
+        .stdin(Stdio::null());
+    if let Some(linker) = run.target.linker_command() {
+        cmd.env(format!("CARGO_TARGET_{key}_LINKER"), linker);
+    }
+    if let Some(emulator) = run.emulator {
+        cmd.env(format!("CARGO_TARGET_{key}_RUNNER"), &emulator.command);
+        // Tests may scale down what an emulator cannot keep up with (signal storms).
+        cmd.env(
+            "VDSOTIME_EMULATOR",
+            format!("{} {}", emulator.command, emulator.version),
+        );
+        // Unoptimized code under emulation is slow enough to dominate the run (the
+        // parser-mutation tests took minutes): optimize a little, keeping debug
+        // assertions and overflow checks, unless the caller chose a level.
+        for var in [
+            "CARGO_PROFILE_DEV_OPT_LEVEL",
+            "CARGO_PROFILE_TEST_OPT_LEVEL",
+        ] {
+            if env::var_os(var).is_none() {
+                cmd.env(var, "1");
+            }
+        }
+    }
+    if !run.flags.is_empty() {
+        // With --target these reach only target artifacts, never build scripts.
+        let rustflags = joined_flags("CARGO_ENCODED_RUSTFLAGS", "RUSTFLAGS", &run.flags);
+        let docflags = joined_flags("CARGO_ENCODED_RUSTDOCFLAGS", "RUSTDOCFLAGS", &run.flags);
+        cmd.env("CARGO_ENCODED_RUSTFLAGS", rustflags)
+            .env("CARGO_ENCODED_RUSTDOCFLAGS", docflags)
+            .env_remove("RUSTFLAGS")
+            .env_remove("RUSTDOCFLAGS");
+    }
+    if let Some(dir) = run.dump_dir {
+        cmd.env("VDSOTIME_DUMP_DIR", dir);
+    }
+    // A new process group, so a timeout can end cargo and the tests it started together.
+    cmd.process_group(0);
+    cmd
+}
+
+/// Runs every pass, their whole output in `run.log`; ends a pass after `run.timeout`.
+pub fn run(run: &Run) -> Outcome {
+    let start = Instant::now();
+    let _ = File::create(&run.log);
+    let mut failure = None;
+    for args in &run.passes {
+        if let Err(why) = execute(run, args) {
+            failure.get_or_insert(why);
+        }
+    }
+    let summary = read_log(&run.log);
+    let failure = match (failure, summary.counts.failed) {
+        (Some(why), _) => Some(why),
+        (None, 0) => None,
+        (None, n) => Some(format!("{n} tests failed")),
+    };
+    let failure = failure.map(|why| match summary.detail {
+        Some(detail) => format!("{why}: {detail}"),
+        None => why,
+    });
+    Outcome {
+        failure,
+        counts: summary.counts,
+        elapsed: start.elapsed(),
+    }
+}
+
+/// Spawns one pass and waits; an error says why it did not succeed.
+fn execute(run: &Run, args: &[String]) -> Result<(), String> {
+    let mut log = OpenOptions::new()
+        .append(true)
+        .open(&run.log)
+        .map_err(|e| format!("{}: {e}", run.log.display()))?;
+    let _ = writeln!(
+        log,
+        "=== cargo test -p vdsotime --target {} {}",
+        run.target.triple,
+        args.join(" ")
+    );
+    let err = log.try_clone().map_err(|e| e.to_string())?;
+    let mut child = command(run, args)
+        .stdout(log)
+        .stderr(err)
+        .spawn()
+        .map_err(|e| format!("cannot start cargo: {e}"))?;
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Ok(()),
+            Ok(Some(status)) => {
+                return Err(format!(
+                    "cargo test {} exited with {status}",
+                    args.join(" ")
+                ))
+            }
+            Ok(None) if start.elapsed() > run.timeout => {
+                // Only the group this function started: cargo and its test processes.
+                let group = format!("-{}", child.id());
+                let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+                let _ = child.wait();
+                return Err(format!("timed out after {} s", run.timeout.as_secs()));
+            }
+            Ok(None) => sleep(Duration::from_millis(200)),
+            Err(e) => return Err(format!("waiting for cargo: {e}")),
+        }
+    }
+}
+
+/// What the log says: summed counts and the first error or failed test names.
+#[derive(Debug, Default)]
+struct Summary {
+    counts: Counts,
+    detail: Option<String>,
+}
+
+fn read_log(path: &Path) -> Summary {
+    let mut summary = Summary::default();
+    let Ok(file) = File::open(path) else {
+        return summary;
+    };
+    let mut failed_tests: Vec<String> = Vec::new();
+    let mut first_error = None;
+    // Only the first result line after cargo names a test binary counts: tests that run
+    // a child test process may print the child's result lines too.
+    let mut expecting = false;
+    for line in BufReader::new(file).lines().map_while(Result::ok) {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("Running ") || trimmed.starts_with("Doc-tests ") {
+            expecting = true;
+        } else if let Some(rest) = line.strip_prefix("test result: ") {
+            if std::mem::take(&mut expecting) {
+                add_counts(&mut summary.counts, rest);
+            }
+        } else if let Some(name) = line
+            .strip_prefix("---- ")
+            .and_then(|l| l.strip_suffix(" stdout ----"))
+        {
+            if !failed_tests.iter().any(|t| t == name) {
+                failed_tests.push(name.to_string());
+            }
+        } else if first_error.is_none() && line.starts_with("error") {
+            first_error = Some(line);
+        }
+    }
+    summary.detail = if failed_tests.is_empty() {
+        first_error
+    } else {
+        Some(failed_tests.join(", "))
+    };
+    summary
+}
+
+/// Adds `ok. 3 passed; 1 failed; 2 ignored; ...` to the counts.
+fn add_counts(counts: &mut Counts, text: &str) {
+    for part in text.split(';') {
+        let mut words = part.split_whitespace().rev();
+        let (Some(kind), Some(number)) = (words.next(), words.next()) else {
+            continue;
+        };
+        let Ok(n) = number.parse::<u64>() else {
+            continue;
+        };
+        match kind {
+            "passed" => counts.passed += n,
+            "failed" => counts.failed += n,
+            "ignored" => counts.ignored += n,
+            _ => {}
+        }
+    }
+}
+
+/// The last `lines` lines of the log, to show beside a failure.
+pub fn tail(path: &Path, lines: usize) -> Vec<String> {
+    let Ok(file) = File::open(path) else {
+        return Vec::new();
+    };
+    let all: Vec<String> = BufReader::new(file).lines().map_while(Result::ok).collect();
+    all[all.len().saturating_sub(lines)..].to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_add_up_over_result_lines() {
+        let mut c = Counts::default();
+        add_counts(
+            &mut c,
+            "ok. 12 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.01s",
+        );
+        add_counts(
+            &mut c,
+            "FAILED. 3 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out",
+        );
+        assert_eq!((c.passed, c.failed, c.ignored), (15, 2, 1));
+    }
+}
