@@ -108,5 +108,23 @@ pub fn all() -> Vec<Peer> {
                 black_box(&now);
             }),
         },
+        Peer {
+            function: "libc::syscall(SYS_clock_gettime)",
+            path: "raw-syscall",
+            clock: Some(ClockId::MONOTONIC),
+            source: "the bare syscall, to compare with vdsotime's syscall path",
+            probe: Probe::new(|| {
+                let mut ts = [0 as libc::c_long; 2];
+                // SAFETY: the kernel writes a native struct timespec into `ts`.
+                let r = unsafe {
+                    libc::syscall(
+                        libc::SYS_clock_gettime,
+                        black_box(libc::CLOCK_MONOTONIC),
+                        ts.as_mut_ptr(),
+                    )
+                };
+                black_box((r, ts[0], ts[1]));
+            }),
+        },
     ]
 }
