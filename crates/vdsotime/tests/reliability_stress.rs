@@ -1,0 +1,222 @@
+//! Signals and threads: in a fresh child process (so the library's lazy set-up has not run),
+//! 64 threads released by one barrier make their first call at the same moment while a
+//! SIGALRM every 100 µs runs a handler that also reads the clocks. Every reading is
+//! bracketed by syscall readings. Then the same again in a process forked from that child.
+//! The parent kills the child after a timeout: a hang means a deadlock.
+
+mod reliability_common;
+
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::SeqCst};
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use reliability_common::{bracket, bracket_time, child_mode, ns, run_child};
+use vdsotime::ClockId;
+
+const TEST: &str = "threads_and_signals_on_first_use";
+const THREADS: usize = 64;
+const RUN_FOR: Duration = Duration::from_secs(3);
+const TIMER_US: i64 = 100;
+
+/// Clocks whose syscall readings bracket any reading (no CPU-time sum over threads).
+const CLOCKS: [ClockId; 8] = [
+    ClockId::REALTIME,
+    ClockId::MONOTONIC,
+    ClockId::MONOTONIC_RAW,
+    ClockId::BOOTTIME,
+    ClockId::TAI,
+    ClockId::REALTIME_COARSE,
+    ClockId::MONOTONIC_COARSE,
+    ClockId::THREAD_CPUTIME_ID,
+];
+
+// What the SIGALRM handler did; atomics only, as a handler may touch nothing else.
+static SIGNALS: AtomicU64 = AtomicU64::new(0);
+static SIG_OK: AtomicU64 = AtomicU64::new(0);
+static SIG_BAD: AtomicU64 = AtomicU64::new(0);
+static SIG_BAD_CLOCK: AtomicI64 = AtomicI64::new(0);
+static SIG_LAST_NS: AtomicI64 = AtomicI64::new(0);
+
+extern "C" fn on_alarm(_: libc::c_int) {
+    let n = SIGNALS.fetch_add(1, SeqCst);
+    let clock = CLOCKS[(n % CLOCKS.len() as u64) as usize];
+    // The library first (on the first signal, possibly its very first call), then a bracket.
+    let first = vdsotime::clock_gettime(clock);
+    let before = vdsotime::syscall::clock_gettime(clock);
+    let lib = vdsotime::clock_gettime(clock);
+    let after = vdsotime::syscall::clock_gettime(clock);
+    match (first, before, lib, after) {
+        (Ok(_), Ok(b), Ok(v), Ok(a)) if ns(b) <= ns(v) && ns(v) <= ns(a) => {
+            SIG_OK.fetch_add(1, SeqCst);
+            SIG_LAST_NS.store(ns(v) as i64, SeqCst);
+        }
+        _ => {
+            SIG_BAD.fetch_add(1, SeqCst);
+            SIG_BAD_CLOCK.store(i64::from(clock.as_raw()), SeqCst);
+        }
+    }
+}
+
+fn set_timer(us: i64) {
+    let tv = libc::timeval {
+        tv_sec: 0,
+        tv_usec: us as libc::suseconds_t,
+    };
+    let it = libc::itimerval {
+        it_interval: tv,
+        it_value: tv,
+    };
+    // SAFETY: setitimer reads one valid itimerval; the old value is not requested.
+    let r = unsafe { libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut()) };
+    assert_eq!(r, 0, "setitimer: {}", std::io::Error::last_os_error());
+}
+
+fn install_handler() {
+    // SAFETY: a zeroed sigaction is valid; the handler only touches atomics and the
+    // library's async-signal-safe calls; SA_RESTART keeps the barrier and joins going.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_alarm as extern "C" fn(libc::c_int) as usize;
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut sa.sa_mask);
+        assert_eq!(libc::sigaction(libc::SIGALRM, &sa, std::ptr::null_mut()), 0);
+    }
+}
+
+/// One phase: timer on, 64 threads through a barrier, ~3 s of bracketed calls.
+/// Returns a one-line summary; panics on any failed bracket.
+fn phase(name: &str) -> String {
+    let sig_start = SIGNALS.load(SeqCst);
+    set_timer(TIMER_US);
+    let barrier = Arc::new(Barrier::new(THREADS));
+    let stop = Arc::new(AtomicBool::new(false));
+    let failures = Arc::new(Mutex::new(Vec::<String>::new()));
+    let calls = Arc::new(AtomicU64::new(0));
+    let handles: Vec<_> = (0..THREADS)
+        .map(|i| {
+            let (barrier, stop, failures, calls) = (
+                barrier.clone(),
+                stop.clone(),
+                failures.clone(),
+                calls.clone(),
+            );
+            std::thread::spawn(move || {
+                barrier.wait();
+                // The first call of every thread at the same moment: races the lazy set-up.
+                let first = vdsotime::clock_gettime(CLOCKS[i % CLOCKS.len()]);
+                if let Err(e) = first {
+                    failures.lock().unwrap().push(format!("first call: {e}"));
+                }
+                let mut n = 0u64;
+                while !stop.load(SeqCst) {
+                    for clock in CLOCKS {
+                        if let Err(e) = bracket(clock) {
+                            failures.lock().unwrap().push(e);
+                        }
+                    }
+                    if let Err(e) = bracket_time() {
+                        failures.lock().unwrap().push(e);
+                    }
+                    match (
+                        vdsotime::syscall::gettimeofday(),
+                        vdsotime::gettimeofday(),
+                        vdsotime::syscall::gettimeofday(),
+                    ) {
+                        (Ok(b), Ok(v), Ok(a)) if b <= v && v <= a => {}
+                        other => failures
+                            .lock()
+                            .unwrap()
+                            .push(format!("gettimeofday {other:?}")),
+                    }
+                    n += CLOCKS.len() as u64 + 2;
+                }
+                calls.fetch_add(n, SeqCst);
+            })
+        })
+        .collect();
+    let start = Instant::now();
+    while start.elapsed() < RUN_FOR {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    stop.store(true, SeqCst);
+    for h in handles {
+        h.join().expect("worker thread panicked");
+    }
+    set_timer(0);
+    let failures = failures.lock().unwrap();
+    let signals = SIGNALS.load(SeqCst) - sig_start;
+    let summary = format!(
+        "STRESS {name}: threads={THREADS} library_calls={} signals={signals} handler_ok={} handler_bad={} thread_failures={}",
+        calls.load(SeqCst),
+        SIG_OK.load(SeqCst),
+        SIG_BAD.load(SeqCst),
+        failures.len()
+    );
+    println!("{summary}");
+    assert!(
+        failures.is_empty(),
+        "{name}: first failures {:?}",
+        &failures[..failures.len().min(5)]
+    );
+    assert_eq!(
+        SIG_BAD.load(SeqCst),
+        0,
+        "{name}: handler bracket failed, last on clock {}",
+        SIG_BAD_CLOCK.load(SeqCst)
+    );
+    assert!(
+        signals > 0 && SIG_LAST_NS.load(SeqCst) > 0,
+        "{name}: no SIGALRM was handled"
+    );
+    summary
+}
+
+fn child() {
+    // libtest printed "test ... " without a newline: start the report on a line of its own.
+    println!();
+    install_handler();
+    phase("fresh process");
+    // The same in a forked copy, which inherits the library's state but not the timer.
+    use std::io::Write;
+    std::io::stdout().flush().unwrap();
+    // SAFETY: fork in a process whose other threads have all been joined; the child runs
+    // ordinary Rust (glibc's malloc is fork-safe) and leaves through _exit.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
+    if pid == 0 {
+        let ok = std::panic::catch_unwind(|| phase("after fork")).is_ok();
+        let _ = std::io::stdout().flush();
+        // SAFETY: leaves the forked process without running the parent's exit handlers.
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child forked above; status is a valid out-pointer.
+    let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+    assert_eq!(r, pid, "waitpid: {}", std::io::Error::last_os_error());
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "forked child failed, wait status {status:#x}"
+    );
+    println!("STRESS_OK");
+}
+
+#[test]
+fn threads_and_signals_on_first_use() {
+    if child_mode().as_deref() == Some("stress") {
+        child();
+        return;
+    }
+    let run = run_child(TEST, "stress", &[], Duration::from_secs(120));
+    println!("{}", run.values("STRESS").join("\n"));
+    assert!(run.status.success(), "stress child failed: {run:#?}");
+    assert_eq!(
+        run.values("STRESS_OK").len(),
+        1,
+        "stress child did not finish: {run:#?}"
+    );
+    assert_eq!(
+        run.values("STRESS ").len(),
+        2,
+        "both phases must report: {run:#?}"
+    );
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Runs every test binary of the core crate under valgrind (memcheck).
+#
+#   scripts/reliability/valgrind.sh [EXTRA TEST-HARNESS ARGS...]
+#
+# Valgrind hides the vDSO from the program (AT_SYSINFO_EHDR is 0), so this is the
+# "no vDSO" run: every call must take the syscall path and still pass, with no memory
+# error (--error-exitcode=1). VDSOTIME_EXPECT_NO_VDSO=1 tells the tests (reliability_novdso
+# checks that vdsotime::vdso() is None). Children that tests spawn run under valgrind too
+# (--trace-children=yes), so they also have no vDSO. Tests whose children need unshare,
+# seccomp or a 64-thread signal storm, and the heavy parser-mutation loops (30x slower under
+# valgrind), are skipped here by name; they run natively in `cargo test`. Add more skips with VDSOTIME_VALGRIND_SKIP="a b".
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$root"
+
+if ! command -v valgrind >/dev/null 2>&1; then
+    echo "valgrind.sh: installing valgrind"
+    apt-get update -qq && apt-get install -y -qq valgrind
+fi
+
+skip_tests=(
+    clocks_inside_a_time_namespace       # reliability_timens: unshare child
+    time_syscalls_forbidden_by_seccomp   # reliability_seccomp: seccomp child
+    threads_and_signals_on_first_use     # reliability_stress: 64-thread signal-storm child
+    every_single_byte_mutation           # reliability_mutation: ~70k parses
+    random_mutations                     # reliability_mutation: proptest
+    every_truncation_of_the_real_images  # reliability_badinput: ~15k parses
+    # prctl(PR_GET_AUXV) returns the kernel's aux vector, in which valgrind's own process
+    # has a vDSO; valgrind hides it only from the guest's copy (getauxval). These two tests
+    # compare the two sources and cannot agree under valgrind.
+    every_source_agrees                  # src/auxv.rs unit test
+    auxv_readers_without_getauxval_agree # arch_vdso.rs
+)
+# shellcheck disable=SC2206
+skip_tests+=(${VDSOTIME_VALGRIND_SKIP:-})
+skip_args=()
+for t in "${skip_tests[@]}"; do skip_args+=(--skip "$t"); done
+
+echo "valgrind.sh: building the test binaries of -p vdsotime"
+mapfile -t exes < <(
+    cargo test -p vdsotime --no-run --message-format=json 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(m["executable"])
+'
+)
+if [ "${#exes[@]}" -eq 0 ]; then
+    echo "valgrind.sh: no test executables found (build failed?)" >&2
+    cargo test -p vdsotime --no-run
+    exit 1
+fi
+
+export VDSOTIME_EXPECT_NO_VDSO=1
+failed=0
+passed=0
+for exe in "${exes[@]}"; do
+    echo "=== valgrind $(basename "$exe")"
+    if valgrind --quiet --error-exitcode=1 --trace-children=yes "$exe" --test-threads=2 "${skip_args[@]}" "$@"; then
+        passed=$((passed + 1))
+    else
+        echo "valgrind.sh: FAILED under valgrind: $exe" >&2
+        failed=$((failed + 1))
+    fi
+done
+echo "valgrind.sh: $passed of ${#exes[@]} test binaries passed under valgrind"
+[ "$failed" -eq 0 ]
