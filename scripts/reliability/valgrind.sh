@@ -27,11 +27,6 @@ skip_tests=(
     every_single_byte_mutation           # reliability_mutation: ~70k parses
     random_mutations                     # reliability_mutation: proptest
     every_truncation_of_the_real_images  # reliability_badinput: ~15k parses
-    # prctl(PR_GET_AUXV) returns the kernel's aux vector, in which valgrind's own process
-    # has a vDSO; valgrind hides it only from the guest's copy (getauxval). These two tests
-    # compare the two sources and cannot agree under valgrind.
-    every_source_agrees                  # src/auxv.rs unit test
-    auxv_readers_without_getauxval_agree # arch_vdso.rs
 )
 # shellcheck disable=SC2206
 skip_tests+=(${VDSOTIME_VALGRIND_SKIP:-})

@@ -109,16 +109,27 @@ fn gettimeofday_timezone_equals_the_kernels() {
 
 #[test]
 fn time_is_the_coarse_realtime_second() {
-    for _ in 0..1000 {
-        let before = kernel::clock_gettime(ClockId::REALTIME_COARSE)
+    let coarse = || {
+        kernel::clock_gettime(ClockId::REALTIME_COARSE)
             .unwrap()
-            .tv_sec;
+            .tv_sec
+    };
+    for _ in 0..1000 {
+        let before = coarse();
         let lib = vdsotime::time();
+        let after = coarse();
         let forced = vdsotime::syscall::time();
-        let after = kernel::clock_gettime(ClockId::REALTIME).unwrap().tv_sec;
+        let last = coarse();
         assert!(
-            before <= lib && lib <= forced && forced <= after,
-            "{before} {lib} {forced} {after}"
+            before <= lib && lib <= after,
+            "time {lib} outside [{before}, {after}]"
+        );
+        // The kernel's own `time` syscall reads the seconds without the timekeeper's
+        // sequence count and can trail the vDSO's by one second as the second turns
+        // (seen on Linux 6.18); the forced path mirrors the kernel, lag included.
+        assert!(
+            after - 1 <= forced && forced <= last,
+            "syscall::time {forced} outside [{after} - 1, {last}]"
         );
     }
 }
