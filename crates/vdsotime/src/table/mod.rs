@@ -36,17 +36,25 @@ pub(crate) enum Slot {
 /// shims that cannot be the symbol itself (powerpc, time32), and by [`crate::raw`].
 static SYMBOL: [AtomicUsize; 5] = [const { AtomicUsize::new(0) }; 5];
 
-/// Declares an entry: its `AtomicPtr`, the accessor the hot path uses, and the
-/// `#[cold]` initializer it starts at.
+/// Declares the entries: one `AtomicPtr` each in a cache line of their own (written
+/// once, read on every call, so no other data's writes may bounce the line between
+/// CPUs), the accessor the hot path uses, and the `#[cold]` initializer each starts at.
 macro_rules! entries {
-    ($( $slot:ident, $atomic:ident, $get:ident: $ty:ty = $init:ident($($arg:ident: $argty:ty),*) -> $ret:ty; )*) => {
-        $(
-            static $atomic: AtomicPtr<()> = AtomicPtr::new($init as *mut ());
+    ($( $slot:ident, $get:ident: $ty:ty = $init:ident($($arg:ident: $argty:ty),*) -> $ret:ty; )*) => {
+        #[repr(C, align(64))]
+        struct Entries {
+            $( $get: AtomicPtr<()>, )*
+        }
 
+        static ENTRIES: Entries = Entries {
+            $( $get: AtomicPtr::new($init as *mut ()), )*
+        };
+
+        $(
             /// The function currently bound to this entry.
             #[inline(always)]
             pub(crate) fn $get() -> $ty {
-                let p = $atomic.load(Relaxed);
+                let p = ENTRIES.$get.load(Relaxed);
                 // SAFETY: the atomic only ever holds functions of type `$ty`: its
                 // initializer, a syscall fallback, a shim, or a vDSO symbol whose C
                 // signature `bind` matched to `$ty`.
@@ -69,18 +77,18 @@ macro_rules! entries {
             let b = bind(crate::vdso().as_ref());
             $(
                 SYMBOL[Slot::$slot as usize].store(b.$get.symbol, Relaxed);
-                $atomic.store(b.$get.call as *mut (), Relaxed);
+                ENTRIES.$get.store(b.$get.call as *mut (), Relaxed);
             )*
         }
 
         /// Puts every entry back to its initializer (after the caller named a vDSO).
         pub(crate) fn reset() {
-            $( $atomic.store($init as *mut (), Relaxed); )*
+            $( ENTRIES.$get.store($init as *mut (), Relaxed); )*
         }
 
         /// Whether an entry still points at its initializer.
         fn unresolved() -> bool {
-            false $( || $atomic.load(Relaxed) == $init as *mut () )*
+            false $( || ENTRIES.$get.load(Relaxed) == $init as *mut () )*
         }
 
         /// The binding of every entry.
@@ -91,11 +99,11 @@ macro_rules! entries {
 }
 
 entries! {
-    ClockGettime, CLOCK_GETTIME, clock_gettime: ClockFn = init_clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
-    ClockGetres, CLOCK_GETRES, clock_getres: ClockFn = init_clock_getres(clock: i32, ts: *mut Timespec) -> i32;
-    Gettimeofday, GETTIMEOFDAY, gettimeofday: TodFn = init_gettimeofday(tv: *mut Timeval, tz: *mut Timezone) -> i32;
-    Time, TIME, time: TimeFn = init_time(t: *mut i64) -> i64;
-    Getcpu, GETCPU, getcpu: CpuFn = init_getcpu(cpu: *mut u32, node: *mut u32, cache: *mut c_void) -> i32;
+    ClockGettime, clock_gettime: ClockFn = init_clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+    ClockGetres, clock_getres: ClockFn = init_clock_getres(clock: i32, ts: *mut Timespec) -> i32;
+    Gettimeofday, gettimeofday: TodFn = init_gettimeofday(tv: *mut Timeval, tz: *mut Timezone) -> i32;
+    Time, time: TimeFn = init_time(t: *mut i64) -> i64;
+    Getcpu, getcpu: CpuFn = init_getcpu(cpu: *mut u32, node: *mut u32, cache: *mut c_void) -> i32;
 }
 
 /// How one entry is served.
