@@ -42,6 +42,7 @@ pub fn clock_getres(clock: ClockId) -> Result<Timespec, Errno> {
     clock_call(NR_GETRES, clock)
 }
 
+#[allow(clippy::useless_conversion)] // `c_long` is `i32` on 32-bit targets
 pub fn gettimeofday() -> (Timeval, Timezone) {
     let mut tv = [0 as libc::c_long; 2];
     let mut tz = Timezone::default();
