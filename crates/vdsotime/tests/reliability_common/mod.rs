@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use vdsotime::{ClockId, Errno, Timespec};
+use vdsotime::{ClockId, Timespec};
 
 /// Environment variable that puts a re-executed test binary into child mode.
 pub const CHILD_ENV: &str = "VDSOTIME_REL_CHILD";
@@ -137,61 +137,12 @@ pub fn bracket(clock: ClockId) -> Result<Option<i128>, String> {
     }
 }
 
-/// The errno of a raw `clock_gettime` syscall through libc: an oracle independent of the
-/// library's own syscall code.
-#[allow(clippy::unnecessary_cast)] // time_t and c_long are 32-bit on some targets
-pub fn libc_clock_gettime(clock: ClockId) -> Result<Timespec, Errno> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec to the valid pointer; the syscall is made
-    // directly so libc's vDSO use cannot be involved.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_clock_gettime,
-            clock.as_raw() as libc::c_long,
-            &mut ts as *mut libc::timespec,
-        )
-    };
-    if r == 0 {
-        Ok(Timespec {
-            tv_sec: ts.tv_sec as i64,
-            tv_nsec: ts.tv_nsec as i64,
-        })
-    } else {
-        Err(Errno::from_raw(
-            std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
-        ))
-    }
-}
-
-/// Same as [`libc_clock_gettime`] for `clock_getres`.
-#[allow(clippy::unnecessary_cast)] // time_t and c_long are 32-bit on some targets
-pub fn libc_clock_getres(clock: ClockId) -> Result<Timespec, Errno> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_getres writes one timespec to the valid pointer.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_clock_getres,
-            clock.as_raw() as libc::c_long,
-            &mut ts as *mut libc::timespec,
-        )
-    };
-    if r == 0 {
-        Ok(Timespec {
-            tv_sec: ts.tv_sec as i64,
-            tv_nsec: ts.tv_nsec as i64,
-        })
-    } else {
-        Err(Errno::from_raw(
-            std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
-        ))
-    }
-}
+/// Raw `clock_gettime` / `clock_getres` syscalls through libc: the oracles, shared with
+/// the other tests (64-bit time on every target).
+#[path = "../support/kernel.rs"]
+mod kernel;
+#[allow(unused_imports)] // not every test file uses both
+pub use kernel::{clock_getres as libc_clock_getres, clock_gettime as libc_clock_gettime};
 
 /// The fixture directory with other architectures' vDSO images.
 pub fn fixture_dir() -> PathBuf {
