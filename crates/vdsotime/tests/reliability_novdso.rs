@@ -118,7 +118,8 @@ fn raw_getters_work_as_the_first_call() {
                 "raw::{name}() changes its answer after set-up"
             );
         }
-        if vdsotime::vdso().is_some() {
+        // powerpc's vDSO needs an asm call sequence, so `raw` never hands out its symbols.
+        if vdsotime::vdso().is_some() && !cfg!(target_arch = "powerpc64") {
             assert!(
                 got[0].1,
                 "vDSO present but raw::clock_gettime() was None on first use"
