@@ -24,6 +24,15 @@ fn fail_with(e: Errno) -> c_int {
     fail(e.raw())
 }
 
+/// 0, or -1 with `errno`.
+#[inline]
+fn status(r: Result<(), Errno>) -> c_int {
+    match r {
+        Ok(()) => 0,
+        Err(e) => fail_with(e),
+    }
+}
+
 /// An integer field of an output structure, stored with one volatile store of its bytes.
 ///
 /// Why: the vDSO writes a result with one 8-byte store per field. Storing it on as a whole
@@ -143,6 +152,12 @@ unsafe fn store_timeval(out: *mut Timeval, t: Timeval) -> c_int {
 /// `ts` is NULL or writable for a `libc::timespec`.
 #[inline]
 pub unsafe fn clock_gettime(clock: c_int, ts: *mut libc::timespec) -> c_int {
+    #[cfg(target_pointer_width = "64")]
+    if !ts.is_null() {
+        // SAFETY: on 64-bit targets `struct timespec` is the kernel's, which `Timespec`
+        // mirrors; the caller guarantees `ts` is writable.
+        return status(unsafe { vdsotime::clock_gettime_to(ClockId::from_raw(clock), ts.cast()) });
+    }
     match vdsotime::clock_gettime(ClockId::from_raw(clock)) {
         // The kernel reports EFAULT for NULL after validating the clock; so do we.
         Ok(_) if ts.is_null() => fail(libc::EFAULT),
@@ -158,6 +173,10 @@ pub unsafe fn clock_gettime(clock: c_int, ts: *mut libc::timespec) -> c_int {
 /// `ts` is NULL or writable for a `Timespec` (`struct vdsotime_timespec64`).
 #[inline]
 pub unsafe fn clock_gettime64(clock: c_int, ts: *mut Timespec) -> c_int {
+    if !ts.is_null() {
+        // SAFETY: the caller guarantees `ts` is writable.
+        return status(unsafe { vdsotime::clock_gettime_to(ClockId::from_raw(clock), ts) });
+    }
     match vdsotime::clock_gettime(ClockId::from_raw(clock)) {
         Ok(_) if ts.is_null() => fail(libc::EFAULT),
         // SAFETY: non-NULL, and the caller guarantees it is writable.
@@ -172,6 +191,11 @@ pub unsafe fn clock_gettime64(clock: c_int, ts: *mut Timespec) -> c_int {
 /// `res` is NULL or writable for a `libc::timespec`.
 #[inline]
 pub unsafe fn clock_getres(clock: c_int, res: *mut libc::timespec) -> c_int {
+    #[cfg(target_pointer_width = "64")]
+    // SAFETY: on 64-bit targets `struct timespec` is the kernel's; `res` is NULL (allowed:
+    // only the clock is checked) or writable, as the caller guarantees.
+    return status(unsafe { vdsotime::clock_getres_to(ClockId::from_raw(clock), res.cast()) });
+    #[cfg(target_pointer_width = "32")]
     match vdsotime::clock_getres(ClockId::from_raw(clock)) {
         Ok(_) if res.is_null() => 0,
         // SAFETY: non-NULL, and the caller guarantees it is writable.
@@ -186,12 +210,8 @@ pub unsafe fn clock_getres(clock: c_int, res: *mut libc::timespec) -> c_int {
 /// `res` is NULL or writable for a `Timespec`.
 #[inline]
 pub unsafe fn clock_getres64(clock: c_int, res: *mut Timespec) -> c_int {
-    match vdsotime::clock_getres(ClockId::from_raw(clock)) {
-        Ok(_) if res.is_null() => 0,
-        // SAFETY: non-NULL, and the caller guarantees it is writable.
-        Ok(t) => unsafe { store_timespec(res, t) },
-        Err(e) => fail_with(e),
-    }
+    // SAFETY: `res` is NULL (allowed) or writable, as the caller guarantees.
+    status(unsafe { vdsotime::clock_getres_to(ClockId::from_raw(clock), res) })
 }
 
 /// Reads the time (and the kernel's timezone when `want_tz`), as `gettimeofday` needs.
@@ -228,6 +248,13 @@ unsafe fn store_tz(tz: *mut c_void, value: Option<Timezone>) {
 pub unsafe fn gettimeofday(tv: *mut libc::timeval, tz: *mut c_void) -> c_int {
     if tv.is_null() && tz.is_null() {
         return 0; // the kernel does nothing either
+    }
+    #[cfg(target_pointer_width = "64")]
+    if !tv.is_null() {
+        // SAFETY: on 64-bit targets `struct timeval` is the kernel's, which `Timeval`
+        // mirrors, and `struct timezone` is `Timezone`; the caller guarantees `tv` is
+        // writable and `tz` NULL or writable.
+        return status(unsafe { vdsotime::gettimeofday_to(tv.cast(), tz.cast()) });
     }
     match read_timeofday(!tz.is_null()) {
         Ok((t, zone)) => {

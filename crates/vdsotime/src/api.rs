@@ -135,6 +135,91 @@ pub unsafe fn time_to(t: *mut i64) -> i64 {
     unsafe { table::time()(t) }
 }
 
+/// `clock_gettime` writing straight into `*ts`, as the C function does: for C shims
+/// (`libvdsotime`, the preload), where the result then needs no copy. On error `*ts`
+/// is left as it was.
+///
+/// # Safety
+/// `ts` must be valid for writes of a `Timespec`.
+#[inline]
+pub unsafe fn clock_gettime_to(clock: ClockId, ts: *mut Timespec) -> Result<(), Errno> {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        clock_to(
+            clock,
+            ts,
+            table::clock_gettime(),
+            syscall::raw_clock_gettime,
+        )
+    }
+}
+
+/// `clock_getres` writing straight into `*res`, which may be null (then only the
+/// clock is checked, as by the kernel). For C shims, like [`clock_gettime_to`].
+///
+/// # Safety
+/// `res` must be null or valid for writes of a `Timespec`.
+#[inline]
+pub unsafe fn clock_getres_to(clock: ClockId, res: *mut Timespec) -> Result<(), Errno> {
+    // SAFETY: forwarded from the caller.
+    unsafe { clock_to(clock, res, table::clock_getres(), syscall::raw_clock_getres) }
+}
+
+/// `gettimeofday` writing straight into `*tv` and, unless it is null, `*tz`. For C
+/// shims, like [`clock_gettime_to`].
+///
+/// # Safety
+/// `tv` must be valid for writes of a `Timeval`; `tz` null or valid for writes.
+#[inline]
+pub unsafe fn gettimeofday_to(tv: *mut Timeval, tz: *mut Timezone) -> Result<(), Errno> {
+    // SAFETY: forwarded from the caller.
+    let ret = unsafe { table::gettimeofday()(tv, tz) };
+    if ret == 0 {
+        return Ok(());
+    }
+    // SAFETY: as above, through the syscall.
+    retry_raw(ret, true, || unsafe { syscall::raw_gettimeofday(tv, tz) })
+}
+
+/// The `*_to` clock calls: the vDSO entry for clocks it serves, the syscall for the
+/// rest, then the retry rule.
+///
+/// # Safety
+/// `out` must be valid for what `entry` and `fallback` write.
+#[inline(always)]
+unsafe fn clock_to(
+    clock: ClockId,
+    out: *mut Timespec,
+    entry: table::ClockFn,
+    fallback: table::ClockFn,
+) -> Result<(), Errno> {
+    let served = clock.vdso_served();
+    let f = if served { entry } else { fallback };
+    // SAFETY: forwarded from the caller.
+    let ret = unsafe { f(clock.as_raw(), out) };
+    if ret == 0 {
+        return Ok(());
+    }
+    // SAFETY: as above.
+    retry_raw(ret, served, || unsafe { fallback(clock.as_raw(), out) })
+}
+
+/// The error path of the `*_to` calls: `EINVAL`, or any error of a call that already
+/// was the syscall, is final; anything else is asked of the syscall.
+#[cold]
+#[inline(never)]
+fn retry_raw(ret: i32, was_vdso: bool, by_syscall: impl FnOnce() -> i32) -> Result<(), Errno> {
+    let ret = if ret == EINVAL || !was_vdso {
+        ret
+    } else {
+        by_syscall()
+    };
+    match Errno::from_ret(ret as isize) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
 /// Reads a `Timespec` the vDSO has just written, one field at a time: on x86 a 16-byte
 /// load over its two 8-byte stores cannot be store-forwarded, which costs 5–10 ns a
 /// call. The volatile reads keep the compiler from merging the two loads.

@@ -297,3 +297,49 @@ fn race_child() {
     }
     println!("race child ok");
 }
+
+/// The C-shaped calls write through the pointer on success, leave it untouched on
+/// error, and answer exactly like the syscall.
+#[test]
+fn pointer_calls_match_the_kernel_and_leave_output_untouched_on_error() {
+    let untouched = Timespec {
+        tv_sec: -7,
+        tv_nsec: -7,
+    };
+    for clock in every_clock() {
+        kernel::assert_bracketed(clock, "clock_gettime_to", |c| {
+            let mut ts = untouched;
+            // SAFETY: `ts` is writable.
+            match unsafe { vdsotime::clock_gettime_to(c, &mut ts) } {
+                Ok(()) => Ok(ts),
+                Err(e) => {
+                    assert_eq!(ts, untouched, "{c}: output written on error");
+                    Err(e)
+                }
+            }
+        });
+        let mut res = untouched;
+        // SAFETY: `res` is writable.
+        let got = unsafe { vdsotime::clock_getres_to(clock, &mut res) };
+        match kernel::clock_getres(clock) {
+            Ok(want) => assert_eq!((got, res), (Ok(()), want), "clock_getres_to {clock}"),
+            Err(e) => assert_eq!((got, res), (Err(e), untouched), "clock_getres_to {clock}"),
+        }
+        // SAFETY: a null result pointer is allowed: only the clock is checked.
+        let got = unsafe { vdsotime::clock_getres_to(clock, std::ptr::null_mut()) };
+        assert_eq!(
+            got,
+            kernel::clock_getres(clock).map(|_| ()),
+            "clock_getres_to(NULL) {clock}"
+        );
+    }
+    let (mut tv, mut tz) = (vdsotime::Timeval::default(), vdsotime::Timezone::default());
+    let before = kernel::gettimeofday();
+    // SAFETY: both outputs are writable.
+    assert_eq!(
+        unsafe { vdsotime::gettimeofday_to(&mut tv, &mut tz) },
+        Ok(())
+    );
+    let after = kernel::gettimeofday();
+    assert!(before.0 <= tv && tv <= after.0 && tz == after.1);
+}
