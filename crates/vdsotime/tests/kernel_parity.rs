@@ -336,10 +336,8 @@ fn pointer_calls_match_the_kernel_and_leave_output_untouched_on_error() {
     let (mut tv, mut tz) = (vdsotime::Timeval::default(), vdsotime::Timezone::default());
     let before = kernel::gettimeofday();
     // SAFETY: both outputs are writable.
-    assert_eq!(
-        unsafe { vdsotime::gettimeofday_to(&mut tv, &mut tz) },
-        Ok(())
-    );
+    let got = unsafe { vdsotime::gettimeofday_to(&mut tv, &mut tz) };
+    assert_eq!(got, Ok(()));
     let after = kernel::gettimeofday();
     assert!(before.0 <= tv && tv <= after.0 && tz == after.1);
 }
