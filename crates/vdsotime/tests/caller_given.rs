@@ -8,17 +8,8 @@ use support::kernel;
 use vdsotime::{ClockId, Function, Path};
 
 fn run_child(case: &str) {
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child", "--nocapture", "--test-threads=1"])
-        .env("VDSOTIME_CALLER_CASE", case)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && text.contains("case ok"),
-        "{case}: {text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = support::child::rerun("child", ("VDSOTIME_CALLER_CASE", case), &[]);
+    support::child::assert_ran(&out, "case ok");
 }
 
 fn assert_monotonic_bracketed() {

@@ -2,6 +2,8 @@
 //! binds every entry point: it must not allocate (it may run in a signal handler or
 //! before an allocator exists). A counting global allocator proves it.
 
+mod support;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -62,19 +64,10 @@ fn first_call_and_every_entry_allocate_nothing() {
         println!("first call ok: no allocation ({path}, {vdso:?} symbols)");
         return;
     }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "first_call_and_every_entry_allocate_nothing",
-            "--nocapture",
-        ])
-        .env("VDSOTIME_FIRST_CALL_CHILD", "1")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && text.contains("first call ok"),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = support::child::rerun(
+        "first_call_and_every_entry_allocate_nothing",
+        ("VDSOTIME_FIRST_CALL_CHILD", "1"),
+        &[],
     );
+    support::child::assert_ran(&out, "first call ok");
 }

@@ -249,22 +249,12 @@ fn threads_racing_the_first_call_all_get_correct_results() {
     if std::env::var_os("VDSOTIME_RACE_CHILD").is_some() {
         return race_child();
     }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "threads_racing_the_first_call_all_get_correct_results",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("VDSOTIME_RACE_CHILD", "1")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && text.contains("race child ok"),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = support::child::rerun(
+        "threads_racing_the_first_call_all_get_correct_results",
+        ("VDSOTIME_RACE_CHILD", "1"),
+        &[],
     );
+    support::child::assert_ran(&out, "race child ok");
 }
 
 fn race_child() {

@@ -2,6 +2,8 @@
 //! `TestUsingVDSO`): none for a vDSO-served clock, exactly one for a clock only the
 //! kernel serves (CPU time) and for an invalid id — never vDSO-then-syscall.
 
+mod support;
+
 use std::process::Command;
 use vdsotime::ClockId;
 
@@ -17,21 +19,18 @@ fn strace_available() -> bool {
 /// Runs the child case under strace and returns how many clock_gettime syscalls it made.
 fn count_syscalls(case: &str) -> usize {
     let log = std::env::temp_dir().join(format!("vdsotime-strace-{}-{case}", std::process::id()));
-    let status = Command::new("strace")
-        .args([
-            "-f",
-            "-qq",
-            "-e",
-            "trace=clock_gettime,clock_gettime64",
-            "-o",
-        ])
-        .arg(&log)
-        .arg(std::env::current_exe().unwrap())
-        .args(["--exact", "child", "--test-threads=1"])
-        .env("VDSOTIME_STRACE_CASE", case)
-        .status()
-        .unwrap();
-    assert!(status.success(), "child {case} failed");
+    let log_arg = log.to_str().expect("temp path is UTF-8");
+    let strace = [
+        "strace",
+        "-f",
+        "-qq",
+        "-e",
+        "trace=clock_gettime,clock_gettime64",
+        "-o",
+        log_arg,
+    ];
+    let out = support::child::rerun("child", ("VDSOTIME_STRACE_CASE", case), &strace);
+    assert!(out.status.success(), "child {case} failed: {out:?}");
     let text = std::fs::read_to_string(&log).unwrap();
     let _ = std::fs::remove_file(&log);
     text.lines().filter(|l| l.contains("clock_gettime")).count()

@@ -1,4 +1,5 @@
 //! Test support shared by the core's integration tests.
 
+pub mod child;
 pub mod elf_builder;
 pub mod kernel;
