@@ -86,7 +86,7 @@ fn widen(pair: [i32; 2]) -> Result<(i64, i64), i32> {
 /// to the time32 one where the kernel predates it.
 ///
 /// # Safety
-/// `ts` must be valid for writes.
+/// `ts` must be valid for writes, or null where the syscall allows it (`clock_getres`).
 unsafe fn clock_syscall(nr64: u32, _nr32: u32, clock: i32, ts: *mut Timespec) -> i32 {
     // SAFETY: `ts` is writable (caller); the kernel writes a `__kernel_timespec`.
     let ret = unsafe { syscall(nr64, clock as isize as usize, ts as usize, 0, 0, 0) };
@@ -109,13 +109,15 @@ unsafe fn clock_syscall(nr64: u32, _nr32: u32, clock: i32, ts: *mut Timespec) ->
         }
         return match widen(pair) {
             Ok((sec, nsec)) => {
-                // SAFETY: `ts` is writable (caller).
-                unsafe {
-                    ts.write(Timespec {
-                        tv_sec: sec,
-                        tv_nsec: nsec,
-                    })
-                };
+                if !ts.is_null() {
+                    // SAFETY: not null, so writable (caller).
+                    unsafe {
+                        ts.write(Timespec {
+                            tv_sec: sec,
+                            tv_nsec: nsec,
+                        })
+                    };
+                }
                 0
             }
             Err(e) => e,

@@ -25,10 +25,11 @@ pub(super) unsafe extern "C" fn time_from_coarse(t: *mut i64) -> i64 {
 /// `-EOVERFLOW`: makes the caller retry by syscall, which uses 64-bit time.
 const OVERFLOW: i32 = -(linux_raw_sys::errno::EOVERFLOW as i32);
 
-/// Calls a time32 `(clock, struct timespec32 *)` symbol and widens its result.
+/// Calls a time32 `(clock, struct timespec32 *)` symbol and widens its result into
+/// `ts` unless it is null (`clock_getres` allows that).
 ///
 /// # Safety
-/// `ts` must be valid for writes.
+/// `ts` must be null or valid for writes.
 unsafe fn clock_time32(slot: Slot, clock: i32, ts: *mut Timespec, fallback: super::ClockFn) -> i32 {
     let addr = symbol(slot);
     if addr == 0 {
@@ -49,13 +50,14 @@ unsafe fn clock_time32(slot: Slot, clock: i32, ts: *mut Timespec, fallback: supe
     if pair[0] < 0 {
         return OVERFLOW;
     }
-    // SAFETY: `ts` is writable (caller).
-    unsafe {
-        ts.write(Timespec {
+    if !ts.is_null() {
+        let value = Timespec {
             tv_sec: i64::from(pair[0]),
             tv_nsec: i64::from(pair[1]),
-        })
-    };
+        };
+        // SAFETY: not null, so writable (caller).
+        unsafe { ts.write(value) };
+    }
     0
 }
 
@@ -67,7 +69,7 @@ pub(super) unsafe extern "C" fn clock_gettime_time32(clock: i32, ts: *mut Timesp
 }
 
 /// # Safety
-/// `ts` must be valid for writes.
+/// `ts` must be null or valid for writes.
 pub(super) unsafe extern "C" fn clock_getres_time32(clock: i32, ts: *mut Timespec) -> i32 {
     // SAFETY: forwarded from the caller.
     unsafe { clock_time32(Slot::ClockGetres, clock, ts, raw_clock_getres) }
