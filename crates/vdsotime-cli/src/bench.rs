@@ -75,18 +75,10 @@ pub struct Measurement {
     pub path: String,
     /// For `vdsotime`: the route the library resolved (`symbol@version` or `syscall`).
     pub route: Option<String>,
-    /// Nanoseconds per call, fastest trial (per thread).
-    pub ns: f64,
-    /// Nanoseconds per call, median trial.
-    pub median_ns: f64,
-    /// Trials run.
-    pub trials: u32,
-    /// Calls per trial and thread.
-    pub calls: u64,
-    /// Threads calling at once.
-    pub threads: usize,
-    /// Calls per second of all threads together.
-    pub calls_per_sec: f64,
+    /// The timing: `ns`, `median_ns`, `trials`, `calls`, `threads`, `calls_per_sec`
+    /// (flattened into the same JSON object).
+    #[serde(flatten)]
+    pub sample: Sample,
 }
 
 impl Measurement {
@@ -97,12 +89,7 @@ impl Measurement {
             clock_id: clock.map(|c| c.as_raw()),
             path: path.to_string(),
             route: None,
-            ns: s.ns,
-            median_ns: s.median_ns,
-            trials: s.trials,
-            calls: s.calls,
-            threads: s.threads,
-            calls_per_sec: s.calls_per_sec,
+            sample: s,
         }
     }
 
@@ -231,7 +218,12 @@ pub fn print_table(r: &BenchReport, rows: &[Function], impls: &[Impl]) {
             .map(|v| format!(" | VM: {v}"))
             .unwrap_or_default()
     );
-    let calls = r.measurements.iter().map(|m| m.calls).max().unwrap_or(0);
+    let calls = r
+        .measurements
+        .iter()
+        .map(|m| m.sample.calls)
+        .max()
+        .unwrap_or(0);
     println!(
         "ns per call{}, fastest of {} trials of up to {} calls; empty loop {} ns/iteration (included)",
         if h.threads > 1 { format!(" per thread, {} threads at once", h.threads) } else { String::new() },
@@ -257,7 +249,7 @@ pub fn print_table(r: &BenchReport, rows: &[Function], impls: &[Impl]) {
     header.push("vdsotime path");
     let mut t = output::table(&header);
     for &f in rows {
-        let ns_of = |imp| r.get(f, imp).map(|m| m.ns);
+        let ns_of = |imp| r.get(f, imp).map(|m| m.sample.ns);
         let mut row = vec![names::function_label(f)];
         for &imp in &cols {
             row.push(ns_of(imp).map_or_else(|| "-".into(), output::ns));
@@ -276,7 +268,9 @@ pub fn print_table(r: &BenchReport, rows: &[Function], impls: &[Impl]) {
             });
         }
         if h.threads > 1 {
-            let tp = r.get(f, Impl::Vdsotime).map(|m| m.calls_per_sec / 1e6);
+            let tp = r
+                .get(f, Impl::Vdsotime)
+                .map(|m| m.sample.calls_per_sec / 1e6);
             row.push(tp.map_or_else(|| "-".into(), |x| format!("{x:.1}")));
         }
         row.push(
@@ -324,8 +318,8 @@ fn print_peers(r: &BenchReport) {
         t.add_row(vec![
             m.function.clone(),
             m.clock.clone().unwrap_or_else(|| "TSC".into()),
-            output::ns(m.ns),
-            same.map_or_else(|| "-".into(), |s| output::ratio(m.ns / s.ns)),
+            output::ns(m.sample.ns),
+            same.map_or_else(|| "-".into(), |s| output::ratio(m.sample.ns / s.sample.ns)),
             m.route.clone().unwrap_or_default(),
         ]);
     }

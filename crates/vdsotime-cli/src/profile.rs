@@ -93,9 +93,9 @@ pub fn costs_from(report: &BenchReport, rows: &[Function]) -> Vec<Cost> {
                     .route
                     .clone()
                     .unwrap_or_else(|| vdsotime::path(f).to_string()),
-                vdsotime_ns: v.ns,
-                libc_ns: report.get(f, Impl::Libc).map(|m| m.ns),
-                syscall_ns: s.ns,
+                vdsotime_ns: v.sample.ns,
+                libc_ns: report.get(f, Impl::Libc).map(|m| m.sample.ns),
+                syscall_ns: s.sample.ns,
             })
         })
         .collect()

@@ -74,7 +74,7 @@ pub fn render(r: &BenchReport) -> String {
     let good: Vec<f64> = r
         .measurements
         .iter()
-        .map(|m| m.ns)
+        .map(|m| m.sample.ns)
         .filter(|v| v.is_finite() && *v > 0.0)
         .collect();
     let lo_exp = good
@@ -171,7 +171,7 @@ pub fn render(r: &BenchReport) -> String {
             escape(label)
         );
         for m in ms {
-            let w = x_of(m.ns).max(1.0);
+            let w = x_of(m.sample.ns).max(1.0);
             let _ = writeln!(
                 s,
                 r#"<rect class="bar" x="{LABEL_W:.0}" y="{y:.1}" width="{w:.1}" height="{BAR_H:.0}" fill="{}" data-function="{}" data-clock="{}" data-path="{}" data-ns="{}"><title>{} via {}: {} ns</title></rect>"#,
@@ -179,17 +179,17 @@ pub fn render(r: &BenchReport) -> String {
                 escape(&m.function),
                 escape(m.clock.as_deref().unwrap_or("")),
                 escape(&m.path),
-                m.ns,
+                m.sample.ns,
                 escape(label),
                 escape(&m.path),
-                output::ns(m.ns)
+                output::ns(m.sample.ns)
             );
             let _ = writeln!(
                 s,
                 r#"<text x="{:.1}" y="{:.1}" font-size="9">{} {}</text>"#,
                 LABEL_W + w + 4.0,
                 y + BAR_H - 2.0,
-                output::ns(m.ns),
+                output::ns(m.sample.ns),
                 escape(&m.path)
             );
             y += BAR_H + BAR_GAP;
