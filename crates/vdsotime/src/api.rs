@@ -25,18 +25,11 @@ const EINVAL: i32 = -(linux_raw_sys::errno::EINVAL as i32);
 /// ```
 #[inline]
 pub fn clock_gettime(clock: ClockId) -> Result<Timespec, Errno> {
-    if !clock.vdso_served() {
-        return syscall::clock_gettime(clock);
-    }
     let mut ts = MaybeUninit::<Timespec>::uninit();
-    // SAFETY: `ts` is writable; the entry's contract is `clock_gettime`'s.
-    let ret = unsafe { table::clock_gettime()(clock.as_raw(), ts.as_mut_ptr()) };
-    if ret == 0 {
-        // SAFETY: a zero return means the function wrote `ts`.
-        Ok(unsafe { read_timespec(ts.as_ptr()) })
-    } else {
-        retry(ret, clock, syscall::clock_gettime)
-    }
+    // SAFETY: `ts` is writable.
+    unsafe { clock_gettime_to(clock, ts.as_mut_ptr()) }?;
+    // SAFETY: success means `ts` was written.
+    Ok(unsafe { read_timespec(ts.as_ptr()) })
 }
 
 /// The resolution of `clock` (equal to the syscall's answer).
@@ -47,18 +40,11 @@ pub fn clock_gettime(clock: ClockId) -> Result<Timespec, Errno> {
 /// ```
 #[inline]
 pub fn clock_getres(clock: ClockId) -> Result<Timespec, Errno> {
-    if !clock.vdso_served() {
-        return syscall::clock_getres(clock);
-    }
     let mut ts = MaybeUninit::<Timespec>::uninit();
-    // SAFETY: `ts` is writable; the entry's contract is `clock_getres`'s.
-    let ret = unsafe { table::clock_getres()(clock.as_raw(), ts.as_mut_ptr()) };
-    if ret == 0 {
-        // SAFETY: a zero return means the function wrote `ts`.
-        Ok(unsafe { read_timespec(ts.as_ptr()) })
-    } else {
-        retry(ret, clock, syscall::clock_getres)
-    }
+    // SAFETY: `ts` is writable.
+    unsafe { clock_getres_to(clock, ts.as_mut_ptr()) }?;
+    // SAFETY: success means `ts` was written.
+    Ok(unsafe { read_timespec(ts.as_ptr()) })
 }
 
 /// The wall-clock time at microsecond resolution.
@@ -71,25 +57,17 @@ pub fn clock_getres(clock: ClockId) -> Result<Timespec, Errno> {
 pub fn gettimeofday() -> Result<Timeval, Errno> {
     let mut tv = MaybeUninit::<Timeval>::uninit();
     // SAFETY: `tv` is writable and a null timezone is allowed.
-    let ret = unsafe { table::gettimeofday()(tv.as_mut_ptr(), null_mut()) };
-    if ret == 0 {
-        // SAFETY: a zero return means the function wrote `tv`.
-        Ok(unsafe { read_timeval(tv.as_ptr()) })
-    } else {
-        retry(ret, (), |()| syscall::gettimeofday())
-    }
+    unsafe { gettimeofday_to(tv.as_mut_ptr(), null_mut()) }?;
+    // SAFETY: success means `tv` was written.
+    Ok(unsafe { read_timeval(tv.as_ptr()) })
 }
 
 /// `gettimeofday` together with the kernel's `struct timezone` (set by `settimeofday`).
 pub fn gettimeofday_tz() -> Result<(Timeval, Timezone), Errno> {
     let (mut tv, mut tz) = (Timeval::default(), Timezone::default());
     // SAFETY: both outputs are valid and writable.
-    let ret = unsafe { table::gettimeofday()(&mut tv, &mut tz) };
-    if ret == 0 {
-        Ok((tv, tz))
-    } else {
-        retry(ret, (), |()| syscall::gettimeofday_tz())
-    }
+    unsafe { gettimeofday_to(&mut tv, &mut tz) }?;
+    Ok((tv, tz))
 }
 
 /// Seconds since the epoch, as the kernel's `time` (the coarse wall clock's seconds).
@@ -117,11 +95,16 @@ pub fn getcpu() -> Result<(u32, u32), Errno> {
     let (mut cpu, mut node) = (0u32, 0u32);
     // SAFETY: both outputs are writable; the cache argument is unused by every kernel.
     let ret = unsafe { table::getcpu()(&mut cpu, &mut node, null_mut()) };
-    if ret == 0 {
-        Ok((cpu, node))
-    } else {
-        retry(ret, (), |()| syscall::getcpu())
+    if ret != 0 {
+        let outs: (*mut u32, *mut u32) = (&mut cpu, &mut node);
+        // SAFETY: as above, through the syscall.
+        unsafe {
+            retry(ret, true, outs, |(c, n)| {
+                syscall::raw_getcpu(c, n, null_mut())
+            })
+        }?;
     }
+    Ok((cpu, node))
 }
 
 /// `time` with the C signature: also stores the result through `t` unless it is null.
@@ -178,7 +161,11 @@ pub unsafe fn gettimeofday_to(tv: *mut Timeval, tz: *mut Timezone) -> Result<(),
         return Ok(());
     }
     // SAFETY: as above, through the syscall.
-    retry_raw(ret, true, || unsafe { syscall::raw_gettimeofday(tv, tz) })
+    unsafe {
+        retry(ret, true, (tv, tz), |(tv, tz)| {
+            syscall::raw_gettimeofday(tv, tz)
+        })
+    }
 }
 
 /// The `*_to` clock calls: the vDSO entry for clocks it serves, the syscall for the
@@ -201,18 +188,32 @@ unsafe fn clock_to(
         return Ok(());
     }
     // SAFETY: as above.
-    retry_raw(ret, served, || unsafe { fallback(clock.as_raw(), out) })
+    unsafe {
+        retry(ret, served, (fallback, clock.as_raw(), out), |(f, c, o)| {
+            f(c, o)
+        })
+    }
 }
 
-/// The error path of the `*_to` calls: `EINVAL`, or any error of a call that already
-/// was the syscall, is final; anything else is asked of the syscall.
+/// The error path: `EINVAL`, or any error of a call that already was the syscall, is
+/// final; anything else is asked of the syscall. The arguments travel by value, with a
+/// plain function pointer, so the hot path stores nothing for this branch.
+///
+/// # Safety
+/// `args` must be valid for `by_syscall`.
 #[cold]
 #[inline(never)]
-fn retry_raw(ret: i32, was_vdso: bool, by_syscall: impl FnOnce() -> i32) -> Result<(), Errno> {
+unsafe fn retry<A>(
+    ret: i32,
+    was_vdso: bool,
+    args: A,
+    by_syscall: unsafe fn(A) -> i32,
+) -> Result<(), Errno> {
     let ret = if ret == EINVAL || !was_vdso {
         ret
     } else {
-        by_syscall()
+        // SAFETY: forwarded from the caller.
+        unsafe { by_syscall(args) }
     };
     match Errno::from_ret(ret as isize) {
         Some(e) => Err(e),
@@ -249,18 +250,6 @@ unsafe fn read_timeval(p: *const Timeval) -> Timeval {
             tv_sec: core::ptr::addr_of!((*p).tv_sec).read_volatile(),
             tv_usec: core::ptr::addr_of!((*p).tv_usec).read_volatile(),
         }
-    }
-}
-
-/// The error path: `EINVAL` is final, anything else is asked of the syscall. The
-/// argument is passed by value (not captured) so the hot path stores nothing for it.
-#[cold]
-#[inline(never)]
-fn retry<A, T>(ret: i32, arg: A, by_syscall: fn(A) -> Result<T, Errno>) -> Result<T, Errno> {
-    if ret == EINVAL {
-        Err(Errno::EINVAL)
-    } else {
-        by_syscall(arg)
     }
 }
 
