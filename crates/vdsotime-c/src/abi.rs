@@ -345,13 +345,19 @@ pub unsafe fn time64(t: *mut i64) -> i64 {
     unsafe { vdsotime::time_to(t) }
 }
 
-/// `getcpu`; either pointer may be NULL.
+/// `getcpu`; either pointer may be NULL. Without a node to report, the CPU alone is read
+/// (from the rseq area where there is one).
 ///
 /// # Safety
 /// `cpu` and `node` are each NULL or writable for an `unsigned int`.
 #[inline]
 pub unsafe fn getcpu(cpu: *mut c_uint, node: *mut c_uint) -> c_int {
-    match vdsotime::getcpu() {
+    let got = if node.is_null() {
+        vdsotime::current_cpu().map(|c| (c, 0))
+    } else {
+        vdsotime::getcpu()
+    };
+    match got {
         Ok((c, n)) => {
             if !cpu.is_null() {
                 // SAFETY: non-NULL, and the caller guarantees it is writable.
@@ -367,11 +373,12 @@ pub unsafe fn getcpu(cpu: *mut c_uint, node: *mut c_uint) -> c_int {
     }
 }
 
-/// `sched_getcpu`: the current CPU, or -1 with `errno`.
+/// `sched_getcpu`: the current CPU (from the rseq area where glibc registered one, as
+/// glibc's own does), or -1 with `errno`.
 #[inline]
 pub fn sched_getcpu() -> c_int {
-    match vdsotime::getcpu() {
-        Ok((c, _)) => c_int::try_from(c).unwrap_or_else(|_| fail(libc::EOVERFLOW)),
+    match vdsotime::current_cpu() {
+        Ok(c) => c_int::try_from(c).unwrap_or_else(|_| fail(libc::EOVERFLOW)),
         Err(e) => fail_with(e),
     }
 }

@@ -175,9 +175,18 @@ fn report() {
         line.emit();
     }
     let mut line = Line::new();
-    let _ = match crate::rseq::cpu() {
-        Some(_) => line.write_str("sched_getcpu: glibc's rseq area"),
-        None => write!(line, "sched_getcpu: {}", vdsotime::path(Function::Getcpu)),
+    let _ = match vdsotime::rseq_area() {
+        vdsotime::RseqArea::Glibc { node: true, .. } => {
+            line.write_str("sched_getcpu: glibc's rseq area; getcpu: the rseq area (cpu and node)")
+        }
+        vdsotime::RseqArea::Glibc { node: false, .. } => write!(
+            line,
+            "sched_getcpu: glibc's rseq area; getcpu: {}",
+            vdsotime::path(Function::Getcpu)
+        ),
+        vdsotime::RseqArea::Absent => {
+            write!(line, "sched_getcpu: {}", vdsotime::path(Function::Getcpu))
+        }
     };
     line.emit();
 }

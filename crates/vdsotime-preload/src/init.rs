@@ -15,7 +15,6 @@ static INIT: Constructor = init;
 
 /// glibc calls `.init_array` entries of shared objects with `(argc, argv, envp)`.
 extern "C" fn init(_argc: c_int, _argv: *const *const c_char, envp: *const *const c_char) {
-    crate::rseq::init();
     let envp = if envp.is_null() {
         // SAFETY: reading the C library's `environ` pointer, which the dynamic linker set
         // before running constructors.

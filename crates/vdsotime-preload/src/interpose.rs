@@ -61,8 +61,5 @@ pub unsafe extern "C" fn getcpu(cpu: *mut c_uint, node: *mut c_uint) -> c_int {
 /// else through the vDSO.
 #[no_mangle]
 pub extern "C" fn sched_getcpu() -> c_int {
-    match crate::rseq::cpu().and_then(|cpu| c_int::try_from(cpu).ok()) {
-        Some(cpu) => cpu,
-        None => abi::sched_getcpu(),
-    }
+    abi::sched_getcpu()
 }

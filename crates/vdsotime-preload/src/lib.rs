@@ -11,6 +11,5 @@
 mod debug;
 mod init;
 mod interpose;
-mod rseq;
 #[cfg(target_pointer_width = "32")]
 mod time64;

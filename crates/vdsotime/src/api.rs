@@ -1,18 +1,19 @@
 //! The public calls: each is `#[inline]`, loads its entry from the table, makes one
 //! indirect call and checks the result; everything else is `#[cold]` and out of line.
 //!
-//! Fallback rules: a clock the vDSO does not serve (CPU-time, alarm, invalid, dynamic
-//! ids) goes straight to the syscall, so it costs exactly one; a vDSO error other than
-//! `EINVAL` is retried by syscall (some vDSOs return `ENOSYS` for clocks they cannot
-//! serve); `EINVAL` is final, as the kernel would say the same.
-
+//! Fallback rules, as glibc's: every clock id goes to the vDSO's `clock_gettime`, which
+//! answers the clocks it can serve and makes the system call itself for the rest
+//! (CPU-time, alarm, invalid and dynamic ids; auxiliary clocks before Linux 6.17), so a
+//! call makes at most one system call and no per-call "is this clock served" test is
+//! needed. An error is final: it is the kernel's own answer, whether the vDSO's
+//! fallback or, without a vDSO, our syscall made the call. (Where an architecture's old
+//! vDSOs answered `ENOSYS` without asking the kernel, the table binds a shim that asks
+//! it: see [`crate::arch::ArchTable::enosys_means_unserved`].)
 use crate::table;
-use crate::{syscall, ClockId, Errno, Timespec, Timeval, Timezone};
+use crate::{ClockId, Errno, Timespec, Timeval, Timezone};
 use core::fmt;
 use core::mem::MaybeUninit;
 use core::ptr::null_mut;
-
-const EINVAL: i32 = -(linux_raw_sys::errno::EINVAL as i32);
 
 /// Reads `clock`.
 ///
@@ -84,7 +85,9 @@ pub fn time() -> i64 {
     unsafe { table::time()(null_mut()) }
 }
 
-/// The CPU and NUMA node the caller was running on when asked.
+/// The CPU and NUMA node the caller was running on when asked: from the thread's
+/// registered rseq area where glibc registered one and the kernel keeps the node there
+/// (Linux 6.3+), else from the vDSO, else by the syscall.
 ///
 /// ```
 /// let (cpu, _node) = vdsotime::getcpu().unwrap();
@@ -92,19 +95,31 @@ pub fn time() -> i64 {
 /// ```
 #[inline]
 pub fn getcpu() -> Result<(u32, u32), Errno> {
+    if let Some(pair) = crate::rseq::cpu_and_node() {
+        return Ok(pair);
+    }
     let (mut cpu, mut node) = (0u32, 0u32);
     // SAFETY: both outputs are writable; the cache argument is unused by every kernel.
     let ret = unsafe { table::getcpu()(&mut cpu, &mut node, null_mut()) };
     if ret != 0 {
-        let outs: (*mut u32, *mut u32) = (&mut cpu, &mut node);
-        // SAFETY: as above, through the syscall.
-        unsafe {
-            retry(ret, true, outs, |(c, n)| {
-                syscall::raw_getcpu(c, n, null_mut())
-            })
-        }?;
+        return Err(failed(ret));
     }
     Ok((cpu, node))
+}
+
+/// The CPU the caller was running on when asked (`sched_getcpu`): from the thread's
+/// rseq area where glibc registered one, else as [`getcpu`].
+///
+/// ```
+/// let cpu = vdsotime::current_cpu().unwrap();
+/// assert!(cpu < 65536);
+/// ```
+#[inline]
+pub fn current_cpu() -> Result<u32, Errno> {
+    match crate::rseq::cpu() {
+        Some(cpu) => Ok(cpu),
+        None => getcpu().map(|(cpu, _)| cpu),
+    }
 }
 
 /// `time` with the C signature: also stores the result through `t` unless it is null.
@@ -128,12 +143,7 @@ pub unsafe fn time_to(t: *mut i64) -> i64 {
 pub unsafe fn clock_gettime_to(clock: ClockId, ts: *mut Timespec) -> Result<(), Errno> {
     // SAFETY: forwarded from the caller.
     unsafe {
-        clock_to(
-            clock,
-            ts,
-            table::clock_gettime(),
-            syscall::raw_clock_gettime,
-        )
+clock_to(clock, ts, table::clock_gettime())
     }
 }
 
@@ -144,8 +154,12 @@ pub unsafe fn clock_gettime_to(clock: ClockId, ts: *mut Timespec) -> Result<(), 
 /// `res` must be null or valid for writes of a `Timespec`.
 #[inline]
 pub unsafe fn clock_getres_to(clock: ClockId, res: *mut Timespec) -> Result<(), Errno> {
+    if clock.is_aux() {
+        // SAFETY: forwarded from the caller.
+        return unsafe { aux_getres(clock, res) };
+    }
     // SAFETY: forwarded from the caller.
-    unsafe { clock_to(clock, res, table::clock_getres(), syscall::raw_clock_getres) }
+    unsafe { clock_to(clock, res, table::clock_getres()) }
 }
 
 /// `gettimeofday` writing straight into `*tv` and, unless it is null, `*tz`. For C
@@ -157,68 +171,50 @@ pub unsafe fn clock_getres_to(clock: ClockId, res: *mut Timespec) -> Result<(), 
 pub unsafe fn gettimeofday_to(tv: *mut Timeval, tz: *mut Timezone) -> Result<(), Errno> {
     // SAFETY: forwarded from the caller.
     let ret = unsafe { table::gettimeofday()(tv, tz) };
-    if ret == 0 {
-        return Ok(());
+    if ret != 0 {
+        return Err(failed(ret));
     }
-    // SAFETY: as above, through the syscall.
-    unsafe {
-        retry(ret, true, (tv, tz), |(tv, tz)| {
-            syscall::raw_gettimeofday(tv, tz)
-        })
-    }
+    Ok(())
 }
 
-/// The `*_to` clock calls: the vDSO entry for clocks it serves, the syscall for the
-/// rest, then the retry rule.
+/// The `*_to` clock calls: one call of the entry, whatever the clock.
 ///
 /// # Safety
-/// `out` must be valid for what `entry` and `fallback` write.
+/// `out` must be valid for what `entry` writes.
 #[inline(always)]
-unsafe fn clock_to(
-    clock: ClockId,
-    out: *mut Timespec,
-    entry: table::ClockFn,
-    fallback: table::ClockFn,
-) -> Result<(), Errno> {
-    let served = clock.vdso_served();
-    let f = if served { entry } else { fallback };
+unsafe fn clock_to(clock: ClockId, out: *mut Timespec, entry: table::ClockFn) -> Result<(), Errno> {
     // SAFETY: forwarded from the caller.
-    let ret = unsafe { f(clock.as_raw(), out) };
-    if ret == 0 {
-        return Ok(());
+    let ret = unsafe { entry(clock.as_raw(), out) };
+    if ret != 0 {
+        return Err(failed(ret));
     }
-    // SAFETY: as above.
-    unsafe {
-        retry(ret, served, (fallback, clock.as_raw(), out), |(f, c, o)| {
-            f(c, o)
-        })
-    }
+    Ok(())
 }
 
-/// The error path: `EINVAL`, or any error of a call that already was the syscall, is
-/// final; anything else is asked of the syscall. The arguments travel by value, with a
-/// plain function pointer, so the hot path stores nothing for this branch.
+/// `clock_getres` of an auxiliary clock, by the syscall: the vDSO's `clock_getres`
+/// answers 1 ns for every auxiliary id, where the syscall says `EINVAL` for a clock
+/// that is not enabled or a kernel built without them (seen on Linux 6.18).
 ///
 /// # Safety
-/// `args` must be valid for `by_syscall`.
+/// `res` must be null or valid for writes of a `Timespec`.
 #[cold]
 #[inline(never)]
-unsafe fn retry<A>(
-    ret: i32,
-    was_vdso: bool,
-    args: A,
-    by_syscall: unsafe fn(A) -> i32,
-) -> Result<(), Errno> {
-    let ret = if ret == EINVAL || !was_vdso {
-        ret
-    } else {
-        // SAFETY: forwarded from the caller.
-        unsafe { by_syscall(args) }
-    };
-    match Errno::from_ret(ret as isize) {
-        Some(e) => Err(e),
-        None => Ok(()),
+unsafe fn aux_getres(clock: ClockId, res: *mut Timespec) -> Result<(), Errno> {
+    // SAFETY: forwarded from the caller.
+    let ret = unsafe { crate::syscall::raw_clock_getres(clock.as_raw(), res) };
+    if ret != 0 {
+        return Err(failed(ret));
     }
+    Ok(())
+}
+
+/// The error path, out of line so the hot path keeps nothing alive across the call: a
+/// nonzero result is `-errno` from the kernel. Anything else (no kernel returns it) is
+/// taken as the clock being refused, so a result that was never written is never read.
+#[cold]
+#[inline(never)]
+fn failed(ret: i32) -> Errno {
+    Errno::from_ret(ret as isize).unwrap_or(Errno::EINVAL)
 }
 
 /// Reads a `Timespec` the vDSO has just written, one field at a time: on x86 a 16-byte
@@ -326,6 +322,7 @@ pub fn path(function: Function) -> Path {
     let b = table::bind(crate::vdso().as_ref());
     match function {
         Function::ClockGettime(c) => table::clock_path(c, b.clock_gettime.path),
+        Function::ClockGetres(c) if c.is_aux() => Path::Syscall,
         Function::ClockGetres(c) => table::clock_path(c, b.clock_getres.path),
         Function::Gettimeofday => b.gettimeofday.path,
         Function::Time => b.time.path,

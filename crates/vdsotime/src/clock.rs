@@ -19,10 +19,15 @@ use core::fmt;
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ClockId(i32);
 
-/// Bit `id` is set for the clocks the kernel's vDSO can answer without a syscall.
-/// The CPU-time clocks (2, 3), the alarm clocks (8, 9), the removed SGI clock (10) and
-/// every other id go straight to the syscall: the vDSO would only make it for us.
+/// Bit `id` is set for the clocks the kernel's vDSO answers without a syscall. For the
+/// CPU-time clocks (2, 3), the alarm clocks (8, 9), the removed SGI clock (10) and every
+/// other id (auxiliary clocks aside) its fallback makes the syscall: `path` says so.
 const VDSO_SERVED: u32 = 1 << 0 | 1 << 1 | 1 << 4 | 1 << 5 | 1 << 6 | 1 << 7 | 1 << 11;
+
+/// The kernel's `CLOCK_AUX`: the first auxiliary clock id.
+const CLOCK_AUX: i32 = 16;
+/// The kernel's `MAX_AUX_CLOCKS`.
+const MAX_AUX_CLOCKS: i32 = 8;
 
 /// The kernel's `CPUCLOCK_SCHED`: CPU time as the scheduler accounts it.
 const CPUCLOCK_SCHED: i32 = 2;
@@ -93,6 +98,26 @@ impl ClockId {
     /// The dynamic clock behind an open file descriptor (e.g. `/dev/ptp0`).
     pub const fn from_fd(fd: i32) -> ClockId {
         ClockId((!fd).wrapping_shl(3) | CLOCKFD)
+    }
+
+    /// Auxiliary clock `n` (`CLOCK_AUX + n`, Linux 6.17+; `n` below 8): an independent
+    /// clock a privileged process steers (e.g. for PTP), enabled per time namespace in
+    /// sysfs. Where it is not enabled, or the kernel predates it, reading it gives `EINVAL`.
+    ///
+    /// ```
+    /// use vdsotime::{ClockId, Errno};
+    /// let aux = ClockId::aux(0);
+    /// assert_eq!(aux.as_raw(), 16);
+    /// // Enabled or not, the library and the kernel agree.
+    /// assert_eq!(vdsotime::clock_getres(aux), vdsotime::syscall::clock_getres(aux));
+    /// ```
+    pub const fn aux(n: u8) -> ClockId {
+        ClockId(CLOCK_AUX + n as i32)
+    }
+
+    /// Whether this is one of the auxiliary clocks (ids 16–23).
+    pub const fn is_aux(self) -> bool {
+        self.0 >= CLOCK_AUX && self.0 < CLOCK_AUX + MAX_AUX_CLOCKS
     }
 
     /// Whether the vDSO can answer this clock without entering the kernel.

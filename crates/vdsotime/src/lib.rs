@@ -40,6 +40,7 @@ pub mod elf;
 mod errno;
 mod instant;
 pub mod raw;
+mod rseq;
 mod sys;
 pub mod syscall;
 mod table;
@@ -47,7 +48,7 @@ mod time;
 mod vdso;
 
 pub use api::{
-    clock_getres, clock_getres_to, clock_gettime, clock_gettime_to, getcpu, gettimeofday,
+    clock_getres, clock_getres_to, clock_gettime, clock_gettime_to, current_cpu, getcpu, gettimeofday,
     gettimeofday_to, gettimeofday_tz, init_from_auxv, init_from_image, path, time, time_to,
     Function, Path,
 };
@@ -56,5 +57,6 @@ pub use clock::ClockId;
 pub use elf::{ElfClass, ElfError, Endian, Symbol, Symbols};
 pub use errno::Errno;
 pub use instant::Instant;
+pub use rseq::{rseq_area, RseqArea};
 pub use time::{OutOfRange, Timespec, Timeval, Timezone};
 pub use vdso::{vdso, Vdso};

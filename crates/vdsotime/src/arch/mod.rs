@@ -40,6 +40,10 @@ pub struct ArchTable {
     /// Whether its vDSO functions report errors as a positive errno with CR0.SO set and
     /// clobber more than the C ABI allows, so they need an asm call sequence (powerpc).
     pub needs_call_shim: bool,
+    /// Whether its old vDSOs answered `ENOSYS` for a clock they could not serve instead
+    /// of asking the kernel (MIPS before the generic vDSO, as musl notes): there an
+    /// `ENOSYS` is asked of the syscall. Everywhere else a vDSO error is the kernel's own.
+    pub enosys_means_unserved: bool,
 }
 
 impl ArchTable {

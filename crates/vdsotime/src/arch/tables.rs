@@ -18,6 +18,7 @@ const NONE: ArchTable = ArchTable {
     getcpu: None,
     time64_needs_time32: false,
     needs_call_shim: false,
+    enosys_means_unserved: false,
 };
 
 /// x86-64: the whole set, including `time` and `getcpu`.
@@ -137,6 +138,7 @@ pub static MIPS64: ArchTable = ArchTable {
     clock_gettime: Some("__vdso_clock_gettime"),
     clock_getres: Some("__vdso_clock_getres"),
     gettimeofday: Some("__vdso_gettimeofday"),
+    enosys_means_unserved: true,
     ..NONE
 };
 

@@ -74,6 +74,7 @@ macro_rules! entries {
         #[cold]
         #[inline(never)]
         pub(crate) fn resolve_all() {
+            crate::rseq::resolve();
             let b = bind(crate::vdso().as_ref());
             $(
                 SYMBOL[Slot::$slot as usize].store(b.$get.symbol, Relaxed);
@@ -167,13 +168,27 @@ fn syscall<F>(call: F) -> Binding<F> {
 }
 
 /// Calls a vDSO symbol directly where its C signature is ours, through the
-/// architecture's shim where it is not (powerpc's error convention).
+/// architecture's shim where it is not (powerpc's error convention), or through
+/// `$enosys` where the vDSO may answer `ENOSYS` without asking the kernel.
 macro_rules! direct {
+    ($found:expr, $ty:ty, $shim:path, $enosys:path) => {{
+        let found = $found;
+        #[cfg(not(target_arch = "powerpc64"))]
+        let call: $ty = if arch::NATIVE.enosys_means_unserved {
+            $enosys
+        } else {
+            // SAFETY: `found.address` is the code of the native table's symbol for this
+            // entry, whose C signature is `$ty` on this (non-powerpc) architecture.
+            unsafe { core::mem::transmute::<usize, $ty>(found.address) }
+        };
+        #[cfg(target_arch = "powerpc64")]
+        let call: $ty = $shim;
+        found.bind(call)
+    }};
     ($found:expr, $ty:ty, $shim:path) => {{
         let found = $found;
         #[cfg(not(target_arch = "powerpc64"))]
-        // SAFETY: `found.address` is the code of the native table's symbol for this
-        // entry, whose C signature is `$ty` on this (non-powerpc) architecture.
+        // SAFETY: as above.
         let call = unsafe { core::mem::transmute::<usize, $ty>(found.address) };
         #[cfg(target_arch = "powerpc64")]
         let call: $ty = $shim;
@@ -193,9 +208,9 @@ pub(crate) fn bind(v: Option<&Vdso<'static>>) -> Bindings {
         time64(t.clock_gettime64, t.clock_gettime),
         get(t.clock_gettime),
     ) {
-        (Some(f), _) => direct!(f, ClockFn, shim::clock_gettime),
+        (Some(f), _) => direct!(f, ClockFn, shim::clock_gettime, shim::clock_gettime_enosys),
         #[cfg(target_pointer_width = "64")]
-        (None, Some(f)) => direct!(f, ClockFn, shim::clock_gettime),
+        (None, Some(f)) => direct!(f, ClockFn, shim::clock_gettime, shim::clock_gettime_enosys),
         #[cfg(target_pointer_width = "32")]
         (None, Some(f)) => f.bind(shim::clock_gettime_time32 as ClockFn),
         (None, None) => syscall(raw_clock_gettime as ClockFn),
@@ -204,16 +219,16 @@ pub(crate) fn bind(v: Option<&Vdso<'static>>) -> Bindings {
         time64(t.clock_getres64, t.clock_getres),
         get(t.clock_getres),
     ) {
-        (Some(f), _) => direct!(f, ClockFn, shim::clock_getres),
+        (Some(f), _) => direct!(f, ClockFn, shim::clock_getres, shim::clock_getres_enosys),
         #[cfg(target_pointer_width = "64")]
-        (None, Some(f)) => direct!(f, ClockFn, shim::clock_getres),
+        (None, Some(f)) => direct!(f, ClockFn, shim::clock_getres, shim::clock_getres_enosys),
         #[cfg(target_pointer_width = "32")]
         (None, Some(f)) => f.bind(shim::clock_getres_time32 as ClockFn),
         (None, None) => syscall(raw_clock_getres as ClockFn),
     };
     let gettimeofday = match get(t.gettimeofday) {
         #[cfg(target_pointer_width = "64")]
-        Some(f) => direct!(f, TodFn, shim::gettimeofday),
+        Some(f) => direct!(f, TodFn, shim::gettimeofday, shim::gettimeofday_enosys),
         #[cfg(target_pointer_width = "32")]
         Some(f) => f.bind(shim::gettimeofday_time32 as TodFn),
         None => syscall(raw_gettimeofday as TodFn),
@@ -247,9 +262,14 @@ pub(crate) fn bind(v: Option<&Vdso<'static>>) -> Bindings {
     }
 }
 
-/// The path `clock_gettime`/`clock_getres` take for `clock`.
+/// The path `clock_gettime`/`clock_getres` take for `clock`: every id is handed to the
+/// entry, but only the clocks the vDSO answers itself are served by it; for the others
+/// its fallback makes the system call. An auxiliary clock is answered by the vDSO of a
+/// kernel that has it enabled (Linux 6.17+), which the syscall tells.
 pub(crate) fn clock_path(clock: ClockId, entry: Path) -> Path {
-    if clock.vdso_served() {
+    let served = clock.vdso_served()
+        || (clock.is_aux() && crate::syscall::clock_getres(clock).is_ok());
+    if served {
         entry
     } else {
         Path::Syscall

@@ -1,7 +1,8 @@
 //! Functions that stand in an entry's slot when the vDSO symbol cannot be called as
 //! it is: `time` from the coarse clock, time32 symbols on 32-bit targets (widened, and
-//! refused once they overflow), and powerpc's asm call sequence. Each reads its symbol
-//! from the table and uses the syscall if it finds none.
+//! asked of the syscall once they overflow), vDSOs that answer `ENOSYS` without asking
+//! the kernel, and powerpc's asm call sequence. Each reads its symbol from the table
+//! and uses the syscall if it finds none; none makes more than one system call.
 
 #![allow(dead_code)] // which shims exist depends on the target
 
@@ -22,8 +23,57 @@ pub(super) unsafe extern "C" fn time_from_coarse(t: *mut i64) -> i64 {
     secs
 }
 
-/// `-EOVERFLOW`: makes the caller retry by syscall, which uses 64-bit time.
-const OVERFLOW: i32 = -(linux_raw_sys::errno::EOVERFLOW as i32);
+/// `-ENOSYS`.
+const ENOSYS: i32 = -(linux_raw_sys::errno::ENOSYS as i32);
+
+/// Whether a vDSO result means "not served here, ask the kernel": `ENOSYS` on the
+/// architectures whose old vDSOs said so instead of making the syscall themselves.
+fn unserved(ret: i32) -> bool {
+    ret == ENOSYS && crate::arch::NATIVE.enosys_means_unserved
+}
+
+/// Calls `slot`'s symbol, a `ClockFn`, and asks `fallback` if it answers `ENOSYS`.
+///
+/// # Safety
+/// `ts` must be valid for what the slot's function writes.
+unsafe fn clock_enosys(slot: Slot, clock: i32, ts: *mut Timespec, fallback: super::ClockFn) -> i32 {
+    // SAFETY: the table binds these shims only to slots whose symbol it found, with
+    // the C signature `ClockFn`.
+    let f = unsafe { core::mem::transmute::<usize, super::ClockFn>(symbol(slot)) };
+    // SAFETY: forwarded from the caller.
+    match unsafe { f(clock, ts) } {
+        // SAFETY: forwarded from the caller.
+        ret if unserved(ret) => unsafe { fallback(clock, ts) },
+        ret => ret,
+    }
+}
+
+/// # Safety
+/// `ts` must be valid for writes.
+pub(super) unsafe extern "C" fn clock_gettime_enosys(clock: i32, ts: *mut Timespec) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { clock_enosys(Slot::ClockGettime, clock, ts, raw_clock_gettime) }
+}
+
+/// # Safety
+/// `ts` must be null or valid for writes.
+pub(super) unsafe extern "C" fn clock_getres_enosys(clock: i32, ts: *mut Timespec) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { clock_enosys(Slot::ClockGetres, clock, ts, raw_clock_getres) }
+}
+
+/// # Safety
+/// `tv` must be valid for writes; `tz` null or valid for writes.
+pub(super) unsafe extern "C" fn gettimeofday_enosys(tv: *mut Timeval, tz: *mut Timezone) -> i32 {
+    // SAFETY: bound only when the symbol was found, with the signature `TodFn`.
+    let f = unsafe { core::mem::transmute::<usize, super::TodFn>(symbol(Slot::Gettimeofday)) };
+    // SAFETY: forwarded from the caller.
+    match unsafe { f(tv, tz) } {
+        // SAFETY: forwarded from the caller.
+        ret if unserved(ret) => unsafe { raw_gettimeofday(tv, tz) },
+        ret => ret,
+    }
+}
 
 /// Calls a time32 `(clock, struct timespec32 *)` symbol and widens its result into
 /// `ts` unless it is null (`clock_getres` allows that).
@@ -44,11 +94,13 @@ unsafe fn clock_time32(slot: Slot, clock: i32, ts: *mut Timespec, fallback: supe
     let mut pair = [0i32; 2];
     // SAFETY: `pair` is a writable time32 timespec.
     let ret = unsafe { f(clock, &mut pair) };
+    // An overflowed value is asked of the syscall, which has 64-bit time.
+    if unserved(ret) || (ret == 0 && pair[0] < 0) {
+        // SAFETY: forwarded from the caller.
+        return unsafe { fallback(clock, ts) };
+    }
     if ret != 0 {
         return ret;
-    }
-    if pair[0] < 0 {
-        return OVERFLOW;
     }
     if !ts.is_null() {
         let value = Timespec {
@@ -93,11 +145,13 @@ pub(super) unsafe extern "C" fn gettimeofday_time32(tv: *mut Timeval, tz: *mut T
     let mut pair = [0i32; 2];
     // SAFETY: `pair` is a writable time32 timeval; `tz` is null or writable (caller).
     let ret = unsafe { f(&mut pair, tz) };
+    // An overflowed value is asked of the syscall, which has 64-bit time.
+    if unserved(ret) || (ret == 0 && pair[0] < 0) {
+        // SAFETY: forwarded from the caller.
+        return unsafe { raw_gettimeofday(tv, tz) };
+    }
     if ret != 0 {
         return ret;
-    }
-    if pair[0] < 0 {
-        return OVERFLOW;
     }
     // SAFETY: `tv` is writable (caller).
     unsafe {

@@ -1,0 +1,244 @@
+//! The CPU (and NUMA node) from the calling thread's restartable-sequences area.
+//!
+//! glibc 2.35+ registers a `struct rseq` for every thread it creates, at a fixed offset
+//! from the thread pointer that it exports as `__rseq_offset` (with `__rseq_size`, 0
+//! when registration is off). The kernel rewrites the area's `cpu_id` before the thread
+//! runs again after any migration, and since Linux 6.3 (`AT_RSEQ_FEATURE_SIZE` ≥ 24) also
+//! its `node_id`. Reading them is one load each, where even the vDSO's `getcpu` costs a
+//! few: glibc's own `sched_getcpu` does this.
+//!
+//! The two symbols are referenced weakly, from a data word the dynamic linker fills (0
+//! when absent: musl, older glibc, no libc at all), so there is no link-time dependency
+//! on glibc and no `dlsym`: resolution is async-signal-safe like the rest of the crate.
+//! Only x86-64 and aarch64 have the few lines of asm this takes; elsewhere, and wherever
+//! no area is registered, the caller uses the vDSO.
+
+use core::sync::atomic::{AtomicIsize, Ordering::Relaxed};
+
+/// Not looked up yet (the function table's first resolution does it).
+const UNRESOLVED: isize = isize::MIN;
+/// Looked up: no usable area.
+const NONE: isize = isize::MIN + 2;
+/// Set in [`AREA`] when the kernel keeps `node_id` current.
+const NODE_VALID: isize = 1;
+
+/// Offsets in `struct rseq` (include/uapi/linux/rseq.h).
+const CPU_ID: isize = 4;
+const NODE_ID: isize = 20;
+/// The kernel keeps `node_id` if its feature size reaches past it.
+const NODE_END: usize = 24;
+/// The kernel's `AT_RSEQ_FEATURE_SIZE`: how much of `struct rseq` it maintains.
+const AT_RSEQ_FEATURE_SIZE: usize = 27;
+
+/// The area's offset from the thread pointer, or [`UNRESOLVED`] / [`NONE`]. Offsets are
+/// multiples of 4 (checked), so bit 0 carries [`NODE_VALID`].
+static AREA: AtomicIsize = AtomicIsize::new(UNRESOLVED);
+
+/// The calling thread's CPU, if its rseq area can say.
+#[inline(always)]
+pub(crate) fn cpu() -> Option<u32> {
+    let area = AREA.load(Relaxed);
+    if area <= NONE {
+        return None;
+    }
+    // SAFETY: a resolved offset is glibc's `__rseq_offset`, which addresses every
+    // glibc thread's registered area; `cpu_id` lies inside it.
+    let cpu = unsafe { arch::load_u32((area & !NODE_VALID) + CPU_ID) };
+    // Negative: this thread has no registered area (RSEQ_CPU_ID_UNINITIALIZED, ...).
+    u32::try_from(cpu as i32).ok()
+}
+
+/// The calling thread's CPU and node, if its rseq area keeps both.
+#[inline(always)]
+pub(crate) fn cpu_and_node() -> Option<(u32, u32)> {
+    let area = AREA.load(Relaxed);
+    if area & NODE_VALID == 0 {
+        return None;
+    }
+    let base = area & !NODE_VALID;
+    // SAFETY: as in `cpu`; `node_id` lies inside the area too (NODE_VALID says the
+    // registered size covers it).
+    let (cpu, node, again) = unsafe {
+        (
+            arch::load_u32(base + CPU_ID),
+            arch::load_u32(base + NODE_ID),
+            arch::load_u32(base + CPU_ID),
+        )
+    };
+    // A migration between the loads rewrites both fields: if `cpu_id` did not change
+    // across the read of `node_id`, the pair belongs together (the result is a snapshot
+    // that may be stale by the time it is used, as with any getcpu).
+    if cpu != again || (cpu as i32) < 0 {
+        return None;
+    }
+    Some((cpu, node))
+}
+
+/// Looks for glibc's registration; called once, with the rest of the function table.
+#[cold]
+pub(crate) fn resolve() {
+    AREA.store(find().unwrap_or(NONE), Relaxed);
+}
+
+fn find() -> Option<isize> {
+    let (offset, size) = arch::glibc_registration()?;
+    if size == 0 || offset % 4 != 0 || offset <= NONE {
+        return None; // registration switched off (glibc.pthread.rseq=0) or failed
+    }
+    // `__rseq_size` is the part glibc vouches for (20 before glibc 2.40, whatever the
+    // kernel), but every registration spans at least the 32 bytes the kernel requires,
+    // into which Linux 6.3+ writes `node_id` on every update: the kernel's feature size
+    // alone says whether the field is kept.
+    let node = crate::auxv::lookup(AT_RSEQ_FEATURE_SIZE)
+        .is_some_and(|features| features >= NODE_END);
+    Some(offset | if node { NODE_VALID } else { 0 })
+}
+
+/// Where this module can look: the state, for tests and `vdsotime info`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RseqArea {
+    /// No registered area is known (no glibc 2.35+, registration off, or an
+    /// architecture without the lookup here): the vDSO or the syscall answers.
+    Absent,
+    /// glibc's area: the CPU number comes from it; the node only if `node` is true.
+    Glibc {
+        /// `__rseq_offset`: the area's offset from the thread pointer.
+        offset: isize,
+        /// Whether the kernel keeps `node_id` current (Linux 6.3+).
+        node: bool,
+    },
+}
+
+/// The rseq area `getcpu` and `current_cpu` read, looked up if not yet done.
+///
+/// ```
+/// // glibc 2.35+ on x86-64 or aarch64: Glibc { .. }; musl, valgrind, others: Absent.
+/// println!("{:?}", vdsotime::rseq_area());
+/// ```
+pub fn rseq_area() -> RseqArea {
+    if AREA.load(Relaxed) == UNRESOLVED {
+        resolve();
+    }
+    match AREA.load(Relaxed) {
+        area if area <= NONE => RseqArea::Absent,
+        area => RseqArea::Glibc {
+            offset: area & !NODE_VALID,
+            node: area & NODE_VALID != 0,
+        },
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod arch {
+    /// Reads the `u32` at `offset` from the thread pointer (`%fs` base).
+    ///
+    /// # Safety
+    /// `offset` must address readable memory of the calling thread's TLS block.
+    #[inline(always)]
+    pub(super) unsafe fn load_u32(offset: isize) -> u32 {
+        let v: u32;
+        // SAFETY: the caller guarantees the address is readable; not `pure`, because
+        // the kernel rewrites the field behind the compiler's back.
+        unsafe {
+            core::arch::asm!("mov {v:e}, dword ptr fs:[{o}]", v = out(reg) v, o = in(reg) offset,
+                options(nostack, readonly, preserves_flags));
+        }
+        v
+    }
+
+    /// `(__rseq_offset, __rseq_size)` if the process has them (glibc 2.35+).
+    pub(super) fn glibc_registration() -> Option<(isize, u32)> {
+        let (offset, size): (*const isize, *const u32);
+        // SAFETY: two words in a read-only data section hold the addresses of the weakly
+        // referenced symbols (0 when undefined), filled in by the static or dynamic
+        // linker; the asm only loads them. Numeric labels keep copies of this block apart.
+        unsafe {
+            core::arch::asm!(
+                ".pushsection .data.rel.ro.vdsotime_rseq,\"aw\",@progbits",
+                ".p2align 3",
+                ".weak __rseq_offset",
+                ".weak __rseq_size",
+                "2: .quad __rseq_offset",
+                "3: .quad __rseq_size",
+                ".popsection",
+                "mov {o}, qword ptr [rip + 2b]",
+                "mov {s}, qword ptr [rip + 3b]",
+                o = out(reg) offset, s = out(reg) size,
+                options(nostack, readonly, preserves_flags, pure),
+            );
+        }
+        super::read_registration(offset, size)
+    }
+}
+
+#[cfg(target_arch = "aarch64")]
+mod arch {
+    /// Reads the `u32` at `offset` from the thread pointer (`TPIDR_EL0`).
+    ///
+    /// # Safety
+    /// `offset` must address readable memory of the calling thread's TLS block.
+    #[inline(always)]
+    pub(super) unsafe fn load_u32(offset: isize) -> u32 {
+        let v: u32;
+        // SAFETY: reading TPIDR_EL0 has no side effects; the caller guarantees the
+        // address is readable. Not `pure`: the kernel rewrites the field.
+        unsafe {
+            core::arch::asm!("mrs {t}, tpidr_el0", "ldr {v:w}, [{t}, {o}]",
+                t = out(reg) _, v = out(reg) v, o = in(reg) offset,
+                options(nostack, readonly, preserves_flags));
+        }
+        v
+    }
+
+    /// `(__rseq_offset, __rseq_size)` if the process has them (glibc 2.35+).
+    pub(super) fn glibc_registration() -> Option<(isize, u32)> {
+        let (offset, size): (*const isize, *const u32);
+        // SAFETY: as on x86-64: two linker-filled words, loaded PC-relative.
+        unsafe {
+            core::arch::asm!(
+                ".pushsection .data.rel.ro.vdsotime_rseq,\"aw\",@progbits",
+                ".p2align 3",
+                ".weak __rseq_offset",
+                ".weak __rseq_size",
+                "2: .xword __rseq_offset",
+                "3: .xword __rseq_size",
+                ".popsection",
+                "adrp {o}, 2b",
+                "ldr {o}, [{o}, :lo12:2b]",
+                "adrp {s}, 3b",
+                "ldr {s}, [{s}, :lo12:3b]",
+                o = out(reg) offset, s = out(reg) size,
+                options(nostack, readonly, preserves_flags, pure),
+            );
+        }
+        super::read_registration(offset, size)
+    }
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+mod arch {
+    /// Never called: no area is ever resolved here.
+    ///
+    /// # Safety
+    /// None needed.
+    #[inline(always)]
+    pub(super) unsafe fn load_u32(_offset: isize) -> u32 {
+        u32::MAX
+    }
+
+    /// This architecture has no lookup of glibc's registration here.
+    pub(super) fn glibc_registration() -> Option<(isize, u32)> {
+        None
+    }
+}
+
+/// Reads glibc's two variables through the addresses the linker filled in.
+#[allow(dead_code)] // unused where `arch` has no lookup
+fn read_registration(offset: *const isize, size: *const u32) -> Option<(isize, u32)> {
+    if offset.is_null() || size.is_null() {
+        return None; // no glibc 2.35+ in this process
+    }
+    // SAFETY: both are glibc's exported variables (`ptrdiff_t __rseq_offset`,
+    // `unsigned int __rseq_size`), set before any user code runs and constant after.
+    Some(unsafe { (offset.read(), size.read()) })
+}
