@@ -37,9 +37,15 @@ static AREA: AtomicIsize = AtomicIsize::new(UNRESOLVED);
 /// The calling thread's CPU, if its rseq area can say.
 #[inline(always)]
 pub(crate) fn cpu() -> Option<u32> {
-    let area = AREA.load(Relaxed);
+    let mut area = AREA.load(Relaxed);
     if area <= NONE {
-        return None;
+        if area != UNRESOLVED {
+            return None;
+        }
+        area = first_look();
+        if area <= NONE {
+            return None;
+        }
     }
     // SAFETY: a resolved offset is glibc's `__rseq_offset`, which addresses every
     // glibc thread's registered area; `cpu_id` lies inside it.
@@ -51,9 +57,15 @@ pub(crate) fn cpu() -> Option<u32> {
 /// The calling thread's CPU and node, if its rseq area keeps both.
 #[inline(always)]
 pub(crate) fn cpu_and_node() -> Option<(u32, u32)> {
-    let area = AREA.load(Relaxed);
+    let mut area = AREA.load(Relaxed);
     if area & NODE_VALID == 0 {
-        return None;
+        if area != UNRESOLVED {
+            return None;
+        }
+        area = first_look();
+        if area & NODE_VALID == 0 {
+            return None;
+        }
     }
     let base = area & !NODE_VALID;
     // SAFETY: as in `cpu`; `node_id` lies inside the area too (NODE_VALID says the
@@ -78,6 +90,15 @@ pub(crate) fn cpu_and_node() -> Option<(u32, u32)> {
 #[cold]
 pub(crate) fn resolve() {
     AREA.store(find().unwrap_or(NONE), Relaxed);
+}
+
+/// The first look, from whichever call comes first: lock-free and signal-safe, and
+/// racing callers all store the same value. Returns it.
+#[cold]
+#[inline(never)]
+fn first_look() -> isize {
+    resolve();
+    AREA.load(Relaxed)
 }
 
 fn find() -> Option<isize> {
@@ -117,7 +138,7 @@ pub enum RseqArea {
 /// ```
 pub fn rseq_area() -> RseqArea {
     if AREA.load(Relaxed) == UNRESOLVED {
-        resolve();
+        first_look();
     }
     match AREA.load(Relaxed) {
         area if area <= NONE => RseqArea::Absent,

@@ -1,13 +1,19 @@
 //! How many system calls a call really makes, counted by `strace` (the Go runtime's
-//! `TestUsingVDSO`): none for a vDSO-served clock, exactly one for a clock only the
-//! kernel serves (CPU time) and for an invalid id — never vDSO-then-syscall.
+//! `TestUsingVDSO`): none where the vDSO (or the rseq area) answers, exactly one
+//! everywhere else — for every function, with and without a vDSO, and on errors too:
+//! never vDSO-then-syscall, never a syscall retried.
 
 mod support;
 
+use std::hint::black_box;
 use std::process::Command;
-use vdsotime::ClockId;
+use vdsotime::{ClockId, Function, RseqArea, Timespec, Timeval};
 
 const CALLS: usize = 100;
+
+/// The syscalls any case may make, as strace names them.
+const TRACED: &str =
+    "trace=clock_gettime,clock_gettime64,clock_getres,clock_getres_time64,gettimeofday,time,getcpu";
 
 fn strace_available() -> bool {
     Command::new("strace")
@@ -16,40 +22,82 @@ fn strace_available() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// Runs the child case under strace and returns how many clock_gettime syscalls it made.
-fn count_syscalls(case: &str) -> usize {
-    let log = std::env::temp_dir().join(format!("vdsotime-strace-{}-{case}", std::process::id()));
+/// Runs the child case under strace (after `prefix`, e.g. `env VAR=value`) and returns
+/// how many of the traced syscalls it made.
+fn count_syscalls(case: &str, prefix: &[&str]) -> usize {
+    let log = std::env::temp_dir().join(format!(
+        "vdsotime-strace-{}-{}",
+        std::process::id(),
+        case.replace('/', "-")
+    ));
     let log_arg = log.to_str().expect("temp path is UTF-8");
-    let strace = [
-        "strace",
-        "-f",
-        "-qq",
-        "-e",
-        "trace=clock_gettime,clock_gettime64",
-        "-o",
-        log_arg,
-    ];
-    let out = support::child::rerun("child", ("VDSOTIME_STRACE_CASE", case), &strace);
+    let mut wrapper = prefix.to_vec();
+    wrapper.extend(["strace", "-f", "-qq", "-e", TRACED, "-o", log_arg]);
+    let out = support::child::rerun("child", ("VDSOTIME_STRACE_CASE", case), &wrapper);
     assert!(out.status.success(), "child {case} failed: {out:?}");
     let text = std::fs::read_to_string(&log).unwrap();
     let _ = std::fs::remove_file(&log);
-    text.lines().filter(|l| l.contains("clock_gettime")).count()
+    text.lines().filter(|l| !l.trim().is_empty()).count()
 }
 
+/// An address the kernel answers with `EFAULT`.
+fn bad<T>() -> *mut T {
+    8 as *mut T
+}
+
+/// The child: `<call>/<vdso|novdso>`, making `CALLS` calls of one function.
 #[test]
 fn child() {
     let Some(case) = std::env::var_os("VDSOTIME_STRACE_CASE") else {
-        return;
+        return; // not a child: nothing to do (the parent below runs the cases)
     };
-    let clock = match case.to_str().unwrap() {
-        "none" => return,
-        "vdso" => ClockId::MONOTONIC,
-        "cputime" => ClockId::PROCESS_CPUTIME_ID,
-        "invalid" => ClockId::from_raw(12),
-        other => panic!("unknown case {other}"),
-    };
+    let case = case.into_string().unwrap();
+    let (call, mode) = case.split_once('/').unwrap();
+    if mode == "novdso" {
+        // SAFETY: 0 means "no vDSO"; no other thread uses the library yet.
+        unsafe { vdsotime::init_from_image(0) };
+    }
+    let clock = |raw| black_box(ClockId::from_raw(raw));
+    let mut ts = Timespec::default();
+    let mut tv = Timeval::default();
     for _ in 0..CALLS {
-        let _ = std::hint::black_box(vdsotime::clock_gettime(std::hint::black_box(clock)));
+        // The errors are the point of some cases; the results are checked elsewhere.
+        let _ = black_box(match call {
+            "none" => Ok(()),
+            "gettime-monotonic" => vdsotime::clock_gettime(clock(1)).map(drop),
+            "gettime-cputime" => vdsotime::clock_gettime(clock(2)).map(drop),
+            "gettime-invalid" => vdsotime::clock_gettime(clock(12)).map(drop),
+            "gettime-aux" => vdsotime::clock_gettime(ClockId::aux(0)).map(drop),
+            "getres-monotonic" => vdsotime::clock_getres(clock(1)).map(drop),
+            "getres-invalid" => vdsotime::clock_getres(clock(12)).map(drop),
+            "getres-aux" => vdsotime::clock_getres(ClockId::aux(0)).map(drop),
+            "gettimeofday" => vdsotime::gettimeofday().map(drop),
+            "time" => Ok(black_box(vdsotime::time())).map(drop),
+            "getcpu" => vdsotime::getcpu().map(drop),
+            // Errors of the syscall itself (only without a vDSO: the vDSO would fault).
+            // SAFETY: the kernel checks the address and answers EFAULT.
+            "gettime-efault" => unsafe { vdsotime::clock_gettime_to(clock(1), bad()) },
+            // SAFETY: as above.
+            "gettimeofday-efault" => unsafe { vdsotime::gettimeofday_to(bad(), bad()) },
+            other => panic!("unknown case {other}"),
+        });
+    }
+    // Keep the buffers alive so the cases above cannot be folded away.
+    black_box((&mut ts, &mut tv));
+}
+
+/// What each call is expected to cost, in syscalls per call.
+fn expected(call: &str, vdso: bool) -> usize {
+    let aux_enabled = vdsotime::syscall::clock_getres(ClockId::aux(0)).is_ok();
+    let rseq_node = matches!(vdsotime::rseq_area(), RseqArea::Glibc { node: true, .. });
+    match call {
+        "getcpu" if rseq_node => 0,
+        "getcpu" => usize::from(!(vdso && vdsotime::path(Function::Getcpu).is_vdso())),
+        "gettime-aux" if vdso && aux_enabled => 0,
+        "gettime-cputime" | "gettime-invalid" | "gettime-aux" | "getres-invalid" | "getres-aux" => 1,
+        "gettime-efault" | "gettimeofday-efault" => 1,
+        _ if vdso => 0,
+        _ => 1,
     }
 }
 
@@ -62,29 +110,49 @@ fn syscalls_per_call() {
             "strace is required for this test"
         );
         eprintln!(
-            "skipped: no strace under {:?}",
+            "SKIP syscalls_per_call: no strace under {:?}",
             std::env::var_os("VDSOTIME_EMULATOR")
         );
         return;
     }
     // Whatever the test harness itself does, measured with no calls at all.
-    let baseline = count_syscalls("none");
-    let made = |case| count_syscalls(case) - baseline;
-    if vdsotime::vdso().is_some() {
-        assert_eq!(
-            made("vdso"),
-            0,
-            "MONOTONIC made syscalls although the vDSO serves it"
-        );
+    let baseline = count_syscalls("none/vdso", &[]);
+    let calls = [
+        "gettime-monotonic",
+        "gettime-cputime",
+        "gettime-invalid",
+        "gettime-aux",
+        "getres-monotonic",
+        "getres-invalid",
+        "getres-aux",
+        "gettimeofday",
+        "time",
+        "getcpu",
+    ];
+    let have_vdso = vdsotime::vdso().is_some();
+    let mut failures = Vec::new();
+    let mut check = |case: String, prefix: &[&str], per_call: usize| {
+        let made = count_syscalls(&case, prefix).saturating_sub(baseline);
+        eprintln!("{case}: {made} syscalls for {CALLS} calls");
+        if made != per_call * CALLS {
+            failures.push(format!("{case}: {made}, expected {}", per_call * CALLS));
+        }
+    };
+    for call in calls {
+        if have_vdso {
+            check(format!("{call}/vdso"), &[], expected(call, true));
+        }
+        check(format!("{call}/novdso"), &[], expected(call, false));
     }
-    assert_eq!(
-        made("cputime"),
-        CALLS,
-        "CPU-time clock: not exactly one syscall per call"
-    );
-    assert_eq!(
-        made("invalid"),
-        CALLS,
-        "invalid clock: not exactly one syscall per call"
-    );
+    for call in ["gettime-efault", "gettimeofday-efault"] {
+        check(format!("{call}/novdso"), &[], expected(call, false));
+    }
+    // getcpu without glibc's rseq area: the vDSO, or exactly one syscall.
+    let no_rseq = ["env", "GLIBC_TUNABLES=glibc.pthread.rseq=0"];
+    check("getcpu/novdso".into(), &no_rseq, 1);
+    if have_vdso {
+        let by_vdso = vdsotime::path(Function::Getcpu).is_vdso();
+        check("getcpu/vdso".into(), &no_rseq, usize::from(!by_vdso));
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
 }
