@@ -10,8 +10,10 @@ use core::ptr;
 
 use vdsotime::{ClockId, Errno, Timespec, Timeval, Timezone};
 
-/// Sets the calling thread's `errno` and returns -1, as libc functions fail.
-#[inline]
+/// Sets the calling thread's `errno` and returns -1, as libc functions fail. Out of line,
+/// so a successful call keeps no register alive across its own call into the vDSO.
+#[cold]
+#[inline(never)]
 pub fn fail(errno: c_int) -> c_int {
     // SAFETY: __errno_location returns the calling thread's errno slot, valid for the thread's
     // lifetime; it takes no lock and is async-signal-safe.
@@ -92,6 +94,7 @@ unsafe fn store_pair<S: Field, F: Field>(
 
 /// # Safety
 /// `out` is non-NULL and writable for a `libc::timespec`.
+#[cfg(target_pointer_width = "32")]
 #[inline(always)]
 unsafe fn store_libc_timespec(out: *mut libc::timespec, t: Timespec) -> c_int {
     // SAFETY: forwarded caller contract; addr_of_mut! makes no reference.
@@ -101,20 +104,6 @@ unsafe fn store_libc_timespec(out: *mut libc::timespec, t: Timespec) -> c_int {
             ptr::addr_of_mut!((*out).tv_nsec),
         );
         store_pair(fit(t.tv_sec, t.tv_nsec), sec, nsec)
-    }
-}
-
-/// # Safety
-/// `out` is non-NULL and writable for a `Timespec`.
-#[inline(always)]
-unsafe fn store_timespec(out: *mut Timespec, t: Timespec) -> c_int {
-    // SAFETY: forwarded caller contract; addr_of_mut! makes no reference.
-    unsafe {
-        let (sec, nsec) = (
-            ptr::addr_of_mut!((*out).tv_sec),
-            ptr::addr_of_mut!((*out).tv_nsec),
-        );
-        store_pair(Some((t.tv_sec, t.tv_nsec)), sec, nsec)
     }
 }
 
@@ -152,17 +141,27 @@ unsafe fn store_timeval(out: *mut Timeval, t: Timeval) -> c_int {
 /// `ts` is NULL or writable for a `libc::timespec`.
 #[inline]
 pub unsafe fn clock_gettime(clock: c_int, ts: *mut libc::timespec) -> c_int {
-    #[cfg(target_pointer_width = "64")]
-    if !ts.is_null() {
-        // SAFETY: on 64-bit targets `struct timespec` is the kernel's, which `Timespec`
-        // mirrors; the caller guarantees `ts` is writable.
-        return status(unsafe { vdsotime::clock_gettime_to(ClockId::from_raw(clock), ts.cast()) });
+    if ts.is_null() {
+        return clock_gettime_null(clock);
     }
+    #[cfg(target_pointer_width = "64")]
+    // SAFETY: on 64-bit targets `struct timespec` is the kernel's, which `Timespec`
+    // mirrors; the caller guarantees `ts` is writable.
+    return status(unsafe { vdsotime::clock_gettime_to(ClockId::from_raw(clock), ts.cast()) });
+    #[cfg(target_pointer_width = "32")]
     match vdsotime::clock_gettime(ClockId::from_raw(clock)) {
-        // The kernel reports EFAULT for NULL after validating the clock; so do we.
-        Ok(_) if ts.is_null() => fail(libc::EFAULT),
         // SAFETY: non-NULL, and the caller guarantees it is writable.
         Ok(t) => unsafe { store_libc_timespec(ts, t) },
+        Err(e) => fail_with(e),
+    }
+}
+
+/// `clock_gettime` with a NULL result: the kernel validates the clock, then says EFAULT.
+#[cold]
+#[inline(never)]
+fn clock_gettime_null(clock: c_int) -> c_int {
+    match vdsotime::clock_gettime(ClockId::from_raw(clock)) {
+        Ok(_) => fail(libc::EFAULT),
         Err(e) => fail_with(e),
     }
 }
@@ -173,16 +172,11 @@ pub unsafe fn clock_gettime(clock: c_int, ts: *mut libc::timespec) -> c_int {
 /// `ts` is NULL or writable for a `Timespec` (`struct vdsotime_timespec64`).
 #[inline]
 pub unsafe fn clock_gettime64(clock: c_int, ts: *mut Timespec) -> c_int {
-    if !ts.is_null() {
-        // SAFETY: the caller guarantees `ts` is writable.
-        return status(unsafe { vdsotime::clock_gettime_to(ClockId::from_raw(clock), ts) });
+    if ts.is_null() {
+        return clock_gettime_null(clock);
     }
-    match vdsotime::clock_gettime(ClockId::from_raw(clock)) {
-        Ok(_) if ts.is_null() => fail(libc::EFAULT),
-        // SAFETY: non-NULL, and the caller guarantees it is writable.
-        Ok(t) => unsafe { store_timespec(ts, t) },
-        Err(e) => fail_with(e),
-    }
+    // SAFETY: the caller guarantees `ts` is writable.
+    status(unsafe { vdsotime::clock_gettime_to(ClockId::from_raw(clock), ts) })
 }
 
 /// `clock_getres` into the C library's `struct timespec`; `res` may be NULL.
@@ -246,16 +240,17 @@ unsafe fn store_tz(tz: *mut c_void, value: Option<Timezone>) {
 /// `struct timezone`.
 #[inline]
 pub unsafe fn gettimeofday(tv: *mut libc::timeval, tz: *mut c_void) -> c_int {
+    // On 64-bit targets `struct timeval` is the kernel's, which `Timeval` mirrors, and
+    // the vDSO and the syscall take either pointer NULL, as this function does.
+    #[cfg(target_pointer_width = "64")]
+    // SAFETY: `struct timezone` is `Timezone`; the caller guarantees each pointer is NULL
+    // or writable, which `gettimeofday_to` accepts on 64-bit targets.
+    return status(unsafe { vdsotime::gettimeofday_to(tv.cast(), tz.cast()) });
+    #[cfg(target_pointer_width = "32")]
     if tv.is_null() && tz.is_null() {
         return 0; // the kernel does nothing either
     }
-    #[cfg(target_pointer_width = "64")]
-    if !tv.is_null() {
-        // SAFETY: on 64-bit targets `struct timeval` is the kernel's, which `Timeval`
-        // mirrors, and `struct timezone` is `Timezone`; the caller guarantees `tv` is
-        // writable and `tz` NULL or writable.
-        return status(unsafe { vdsotime::gettimeofday_to(tv.cast(), tz.cast()) });
-    }
+    #[cfg(target_pointer_width = "32")]
     match read_timeofday(!tz.is_null()) {
         Ok((t, zone)) => {
             if !tv.is_null() {

@@ -118,8 +118,14 @@ pub fn getcpu() -> Result<(u32, u32), Errno> {
 pub fn current_cpu() -> Result<u32, Errno> {
     match crate::rseq::cpu() {
         Some(cpu) => Ok(cpu),
-        None => getcpu().map(|(cpu, _)| cpu),
+        None => current_cpu_otherwise(),
     }
+}
+
+/// [`current_cpu`] without an rseq area: out of line, so the rseq read inlines alone.
+#[inline(never)]
+fn current_cpu_otherwise() -> Result<u32, Errno> {
+    getcpu().map(|(cpu, _)| cpu)
 }
 
 /// `time` with the C signature: also stores the result through `t` unless it is null.
@@ -142,9 +148,7 @@ pub unsafe fn time_to(t: *mut i64) -> i64 {
 #[inline]
 pub unsafe fn clock_gettime_to(clock: ClockId, ts: *mut Timespec) -> Result<(), Errno> {
     // SAFETY: forwarded from the caller.
-    unsafe {
-clock_to(clock, ts, table::clock_gettime())
-    }
+    unsafe { clock_to(clock, ts, table::clock_gettime()) }
 }
 
 /// `clock_getres` writing straight into `*res`, which may be null (then only the
@@ -163,10 +167,12 @@ pub unsafe fn clock_getres_to(clock: ClockId, res: *mut Timespec) -> Result<(), 
 }
 
 /// `gettimeofday` writing straight into `*tv` and, unless it is null, `*tz`. For C
-/// shims, like [`clock_gettime_to`].
+/// shims, like [`clock_gettime_to`]. On 64-bit targets `tv` may be null too, as for the
+/// kernel (then only `*tz` is written).
 ///
 /// # Safety
-/// `tv` must be valid for writes of a `Timeval`; `tz` null or valid for writes.
+/// `tv` must be valid for writes of a `Timeval` (or null, on 64-bit targets); `tz` null
+/// or valid for writes.
 #[inline]
 pub unsafe fn gettimeofday_to(tv: *mut Timeval, tz: *mut Timezone) -> Result<(), Errno> {
     // SAFETY: forwarded from the caller.

@@ -16,11 +16,15 @@
 use core::sync::atomic::{AtomicIsize, Ordering::Relaxed};
 
 /// Not looked up yet (the function table's first resolution does it).
-const UNRESOLVED: isize = isize::MIN;
-/// Looked up: no usable area.
-const NONE: isize = isize::MIN + 2;
-/// Set in [`AREA`] when the kernel keeps `node_id` current.
+const UNRESOLVED: isize = 0;
+/// Looked up: no usable area (neither flag set, and not [`UNRESOLVED`]).
+const NONE: isize = 4;
+/// Set in [`AREA`] when the area gives the CPU.
+const CPU_VALID: isize = 2;
+/// Set in [`AREA`] when the kernel also keeps `node_id` current.
 const NODE_VALID: isize = 1;
+/// The flag bits; the rest of [`AREA`] is the offset.
+const FLAGS: isize = CPU_VALID | NODE_VALID;
 
 /// Offsets in `struct rseq` (include/uapi/linux/rseq.h).
 const CPU_ID: isize = 4;
@@ -30,26 +34,27 @@ const NODE_END: usize = 24;
 /// The kernel's `AT_RSEQ_FEATURE_SIZE`: how much of `struct rseq` it maintains.
 const AT_RSEQ_FEATURE_SIZE: usize = 27;
 
-/// The area's offset from the thread pointer, or [`UNRESOLVED`] / [`NONE`]. Offsets are
-/// multiples of 4 (checked), so bit 0 carries [`NODE_VALID`].
+/// The area's offset from the thread pointer with [`CPU_VALID`] (and maybe
+/// [`NODE_VALID`]), or [`UNRESOLVED`] / [`NONE`]. Offsets are multiples of 4 (checked),
+/// so the two low bits are free for the flags: one test on the hot path.
 static AREA: AtomicIsize = AtomicIsize::new(UNRESOLVED);
 
 /// The calling thread's CPU, if its rseq area can say.
 #[inline(always)]
 pub(crate) fn cpu() -> Option<u32> {
     let mut area = AREA.load(Relaxed);
-    if area <= NONE {
+    if area & CPU_VALID == 0 {
         if area != UNRESOLVED {
             return None;
         }
         area = first_look();
-        if area <= NONE {
+        if area & CPU_VALID == 0 {
             return None;
         }
     }
     // SAFETY: a resolved offset is glibc's `__rseq_offset`, which addresses every
     // glibc thread's registered area; `cpu_id` lies inside it.
-    let cpu = unsafe { arch::load_u32((area & !NODE_VALID) + CPU_ID) };
+    let cpu = unsafe { arch::load_u32((area & !FLAGS) + CPU_ID) };
     // Negative: this thread has no registered area (RSEQ_CPU_ID_UNINITIALIZED, ...).
     u32::try_from(cpu as i32).ok()
 }
@@ -67,7 +72,7 @@ pub(crate) fn cpu_and_node() -> Option<(u32, u32)> {
             return None;
         }
     }
-    let base = area & !NODE_VALID;
+    let base = area & !FLAGS;
     // SAFETY: as in `cpu`; `node_id` lies inside the area too (NODE_VALID says the
     // registered size covers it).
     let (cpu, node, again) = unsafe {
@@ -103,16 +108,16 @@ fn first_look() -> isize {
 
 fn find() -> Option<isize> {
     let (offset, size) = arch::glibc_registration()?;
-    if size == 0 || offset % 4 != 0 || offset <= NONE {
+    if size == 0 || offset % 4 != 0 {
         return None; // registration switched off (glibc.pthread.rseq=0) or failed
     }
     // `__rseq_size` is the part glibc vouches for (20 before glibc 2.40, whatever the
     // kernel), but every registration spans at least the 32 bytes the kernel requires,
     // into which Linux 6.3+ writes `node_id` on every update: the kernel's feature size
     // alone says whether the field is kept.
-    let node = crate::auxv::lookup(AT_RSEQ_FEATURE_SIZE)
-        .is_some_and(|features| features >= NODE_END);
-    Some(offset | if node { NODE_VALID } else { 0 })
+    let node =
+        crate::auxv::lookup(AT_RSEQ_FEATURE_SIZE).is_some_and(|features| features >= NODE_END);
+    Some(offset | CPU_VALID | if node { NODE_VALID } else { 0 })
 }
 
 /// Where this module can look: the state, for tests and `vdsotime info`.
@@ -141,9 +146,9 @@ pub fn rseq_area() -> RseqArea {
         first_look();
     }
     match AREA.load(Relaxed) {
-        area if area <= NONE => RseqArea::Absent,
+        area if area & CPU_VALID == 0 => RseqArea::Absent,
         area => RseqArea::Glibc {
-            offset: area & !NODE_VALID,
+            offset: area & !FLAGS,
             node: area & NODE_VALID != 0,
         },
     }

@@ -29,7 +29,11 @@ fn check_every_cpu() {
         let (kcpu, knode) = kernel::getcpu();
         assert_eq!(kcpu as usize, cpu);
         assert_eq!(vdsotime::getcpu(), Ok((kcpu, knode)), "getcpu on CPU {cpu}");
-        assert_eq!(vdsotime::current_cpu(), Ok(kcpu), "current_cpu on CPU {cpu}");
+        assert_eq!(
+            vdsotime::current_cpu(),
+            Ok(kcpu),
+            "current_cpu on CPU {cpu}"
+        );
         checked += 1;
     }
     assert!(checked > 0, "could not pin to any CPU");
@@ -42,7 +46,10 @@ fn readings_are_the_kernels_on_every_cpu_and_thread() {
 }
 
 /// The area found is glibc's registration, with the node where the kernel keeps it.
-#[cfg(all(target_env = "gnu", any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[cfg(all(
+    target_env = "gnu",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 #[test]
 fn the_area_is_glibcs_registration() {
     extern "C" {

@@ -94,7 +94,9 @@ fn expected(call: &str, vdso: bool) -> usize {
         "getcpu" if rseq_node => 0,
         "getcpu" => usize::from(!(vdso && vdsotime::path(Function::Getcpu).is_vdso())),
         "gettime-aux" if vdso && aux_enabled => 0,
-        "gettime-cputime" | "gettime-invalid" | "gettime-aux" | "getres-invalid" | "getres-aux" => 1,
+        "gettime-cputime" | "gettime-invalid" | "gettime-aux" | "getres-invalid" | "getres-aux" => {
+            1
+        }
         "gettime-efault" | "gettimeofday-efault" => 1,
         _ if vdso => 0,
         _ => 1,

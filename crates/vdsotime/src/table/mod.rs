@@ -267,8 +267,8 @@ pub(crate) fn bind(v: Option<&Vdso<'static>>) -> Bindings {
 /// its fallback makes the system call. An auxiliary clock is answered by the vDSO of a
 /// kernel that has it enabled (Linux 6.17+), which the syscall tells.
 pub(crate) fn clock_path(clock: ClockId, entry: Path) -> Path {
-    let served = clock.vdso_served()
-        || (clock.is_aux() && crate::syscall::clock_getres(clock).is_ok());
+    let served =
+        clock.vdso_served() || (clock.is_aux() && crate::syscall::clock_getres(clock).is_ok());
     if served {
         entry
     } else {
