@@ -63,6 +63,7 @@ macro_rules! field {
 field!(i32, i64);
 
 /// A seconds/fraction pair converted into the field types of an output structure.
+#[cfg(target_pointer_width = "32")]
 #[inline(always)]
 fn fit<S: TryFrom<i64>, F: TryFrom<i64>>(sec: i64, frac: i64) -> Option<(S, F)> {
     Some((S::try_from(sec).ok()?, F::try_from(frac).ok()?))
@@ -109,6 +110,7 @@ unsafe fn store_libc_timespec(out: *mut libc::timespec, t: Timespec) -> c_int {
 
 /// # Safety
 /// `out` is non-NULL and writable for a `libc::timeval`.
+#[cfg(target_pointer_width = "32")]
 #[inline(always)]
 unsafe fn store_libc_timeval(out: *mut libc::timeval, t: Timeval) -> c_int {
     // SAFETY: forwarded caller contract; addr_of_mut! makes no reference.
