@@ -342,32 +342,54 @@ pub unsafe fn time64(t: *mut i64) -> i64 {
     unsafe { vdsotime::time_to(t) }
 }
 
-/// `getcpu`; either pointer may be NULL. Without a node to report, the CPU alone is read
-/// (from the rseq area where there is one).
+/// `getcpu`; either pointer may be NULL. From the rseq area where there is one (the CPU
+/// alone when no node is asked for), else by [`getcpu_otherwise`].
 ///
 /// # Safety
 /// `cpu` and `node` are each NULL or writable for an `unsigned int`.
 #[inline]
 pub unsafe fn getcpu(cpu: *mut c_uint, node: *mut c_uint) -> c_int {
-    let got = if node.is_null() {
-        vdsotime::current_cpu().map(|c| (c, 0))
+    let fast = if node.is_null() {
+        vdsotime::rseq::cpu().map(|c| (c, 0))
     } else {
-        vdsotime::getcpu()
+        vdsotime::rseq::cpu_and_node()
     };
-    match got {
-        Ok((c, n)) => {
-            if !cpu.is_null() {
-                // SAFETY: non-NULL, and the caller guarantees it is writable.
-                unsafe { cpu.write_unaligned(c) };
-            }
-            if !node.is_null() {
-                // SAFETY: non-NULL, and the caller guarantees it is writable.
-                unsafe { node.write_unaligned(n) };
-            }
-            0
-        }
+    match fast {
+        // SAFETY: forwarded caller contract.
+        Some((c, n)) => unsafe { store_cpu(cpu, node, c, n) },
+        // SAFETY: forwarded caller contract.
+        None => unsafe { getcpu_otherwise(cpu, node) },
+    }
+}
+
+/// `getcpu` from the vDSO or the syscall: out of line, so the rseq path needs no frame.
+///
+/// # Safety
+/// As [`getcpu`].
+#[inline(never)]
+unsafe fn getcpu_otherwise(cpu: *mut c_uint, node: *mut c_uint) -> c_int {
+    match vdsotime::getcpu() {
+        // SAFETY: forwarded caller contract.
+        Ok((c, n)) => unsafe { store_cpu(cpu, node, c, n) },
         Err(e) => fail_with(e),
     }
+}
+
+/// Stores `c` and `n` through whichever of `cpu` and `node` is not NULL; returns 0.
+///
+/// # Safety
+/// As [`getcpu`].
+#[inline(always)]
+unsafe fn store_cpu(cpu: *mut c_uint, node: *mut c_uint, c: u32, n: u32) -> c_int {
+    if !cpu.is_null() {
+        // SAFETY: non-NULL, and the caller guarantees it is writable.
+        unsafe { cpu.write_unaligned(c) };
+    }
+    if !node.is_null() {
+        // SAFETY: non-NULL, and the caller guarantees it is writable.
+        unsafe { node.write_unaligned(n) };
+    }
+    0
 }
 
 /// `sched_getcpu`: the current CPU (from the rseq area where glibc registered one, as

@@ -1,9 +1,9 @@
 //! The exported C symbols of libvdsotime, one thin wrapper each over [`crate::abi`].
 //! Their declarations are `include/vdsotime.h`; a test checks the two agree.
 
-use core::ffi::{c_int, c_uint, c_void};
+use core::ffi::{c_int, c_uint};
 
-use vdsotime::{Timespec, Timeval};
+use vdsotime::Timespec;
 
 use crate::abi;
 
@@ -33,17 +33,28 @@ pub unsafe extern "C" fn vdsotime_clock_getres(
     unsafe { abi::clock_getres(clock, res) }
 }
 
+#[cfg(not(all(
+    target_env = "gnu",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
 /// `gettimeofday` with the C library's `struct timeval`.
 ///
 /// # Safety
 /// `tv` is NULL or writable for a `struct timeval`; `tz` is NULL or writable for a
 /// `struct timezone`.
 #[no_mangle]
-pub unsafe extern "C" fn vdsotime_gettimeofday(tv: *mut libc::timeval, tz: *mut c_void) -> c_int {
+pub unsafe extern "C" fn vdsotime_gettimeofday(
+    tv: *mut libc::timeval,
+    tz: *mut core::ffi::c_void,
+) -> c_int {
     // SAFETY: forwarded caller contract.
     unsafe { abi::gettimeofday(tv, tz) }
 }
 
+#[cfg(not(all(
+    target_env = "gnu",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
 /// `time` with the C library's `time_t`.
 ///
 /// # Safety
@@ -90,17 +101,28 @@ pub unsafe extern "C" fn vdsotime_clock_getres64(
     unsafe { abi::clock_getres64(clock, res) }
 }
 
+#[cfg(not(all(
+    target_env = "gnu",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
 /// `gettimeofday` with 64-bit fields on every target.
 ///
 /// # Safety
 /// `tv` is NULL or writable for a `struct vdsotime_timeval64`; `tz` is NULL or writable for a
 /// `struct timezone`.
 #[no_mangle]
-pub unsafe extern "C" fn vdsotime_gettimeofday64(tv: *mut Timeval, tz: *mut c_void) -> c_int {
+pub unsafe extern "C" fn vdsotime_gettimeofday64(
+    tv: *mut vdsotime::Timeval,
+    tz: *mut core::ffi::c_void,
+) -> c_int {
     // SAFETY: forwarded caller contract.
     unsafe { abi::gettimeofday64(tv, tz) }
 }
 
+#[cfg(not(all(
+    target_env = "gnu",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
 /// `time` with a 64-bit result on every target.
 ///
 /// # Safety

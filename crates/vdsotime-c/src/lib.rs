@@ -9,3 +9,9 @@
 
 pub mod abi;
 mod exports;
+/// Where glibc runs IFUNC resolvers and the trampoline exists: `time` and `gettimeofday`.
+#[cfg(all(
+    target_env = "gnu",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+mod ifunc;

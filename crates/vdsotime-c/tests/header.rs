@@ -71,7 +71,8 @@ fn exported() -> BTreeSet<String> {
             let mut words = l.split_whitespace();
             let name = words.next()?;
             let kind = words.next()?;
-            (kind == "T" && name.starts_with("vdsotime_")).then(|| name.to_string())
+            // T: a function; i: an indirect function (time and gettimeofday on glibc).
+            (matches!(kind, "T" | "i") && name.starts_with("vdsotime_")).then(|| name.to_string())
         })
         .collect()
 }
@@ -88,4 +89,33 @@ fn every_declared_function_is_exported_and_nothing_else() {
         declared, exported,
         "header declarations vs `nm -D` of libvdsotime_c.so"
     );
+}
+
+/// Where the library binds `time` and `gettimeofday` through IFUNC resolvers (glibc on
+/// x86-64 and aarch64), they are `STT_GNU_IFUNC`; elsewhere plain functions.
+#[test]
+fn time_and_gettimeofday_are_indirect_where_glibc_resolves_them() {
+    let out = run_ok(
+        Command::new("nm")
+            .args(["-D", "--defined-only", "--format=posix"])
+            .arg(build_dir().join("libvdsotime_c.so")),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let ifunc = cfg!(all(
+        target_env = "gnu",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    ));
+    for name in [
+        "vdsotime_time",
+        "vdsotime_time64",
+        "vdsotime_gettimeofday",
+        "vdsotime_gettimeofday64",
+    ] {
+        let kind = text
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("{name} not exported:\n{text}"));
+        assert_eq!(kind, if ifunc { "i" } else { "T" }, "{name}");
+    }
 }

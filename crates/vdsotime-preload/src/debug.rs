@@ -175,7 +175,7 @@ fn report() {
         line.emit();
     }
     let mut line = Line::new();
-    let _ = match vdsotime::rseq_area() {
+    let _ = match vdsotime::rseq::area() {
         vdsotime::RseqArea::Glibc { node: true, .. } => {
             line.write_str("sched_getcpu: glibc's rseq area; getcpu: the rseq area (cpu and node)")
         }

@@ -98,6 +98,11 @@ pub fn getcpu() -> Result<(u32, u32), Errno> {
     if let Some(pair) = crate::rseq::cpu_and_node() {
         return Ok(pair);
     }
+    if crate::rseq::looked_up_now() {
+        if let Some(pair) = crate::rseq::cpu_and_node() {
+            return Ok(pair);
+        }
+    }
     let (mut cpu, mut node) = (0u32, 0u32);
     // SAFETY: both outputs are writable; the cache argument is unused by every kernel.
     let ret = unsafe { table::getcpu()(&mut cpu, &mut node, null_mut()) };
@@ -125,6 +130,11 @@ pub fn current_cpu() -> Result<u32, Errno> {
 /// [`current_cpu`] without an rseq area: out of line, so the rseq read inlines alone.
 #[inline(never)]
 fn current_cpu_otherwise() -> Result<u32, Errno> {
+    if crate::rseq::looked_up_now() {
+        if let Some(cpu) = crate::rseq::cpu() {
+            return Ok(cpu);
+        }
+    }
     getcpu().map(|(cpu, _)| cpu)
 }
 

@@ -62,3 +62,13 @@ getters! {
     /// The vDSO's `getcpu`.
     getcpu: GetcpuFn = Getcpu;
 }
+
+/// The function [`crate::time`] calls, with the C signature of a 64-bit `time`: the vDSO's
+/// `time` where it has one, else the coarse-clock shim or the syscall (which return -1,
+/// without `errno`, only if the kernel refuses the call). For a C library's IFUNC
+/// resolver, which can bind `time` to it so that a call makes no extra jump.
+#[cfg(target_pointer_width = "64")]
+pub fn time_entry() -> unsafe extern "C" fn(*mut i64) -> i64 {
+    table::symbol(Slot::Time); // resolves the table if nothing has yet
+    table::time()
+}

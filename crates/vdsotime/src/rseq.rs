@@ -39,18 +39,21 @@ const AT_RSEQ_FEATURE_SIZE: usize = 27;
 /// so the two low bits are free for the flags: one test on the hot path.
 static AREA: AtomicIsize = AtomicIsize::new(UNRESOLVED);
 
-/// The calling thread's CPU, if its rseq area can say.
+/// The calling thread's CPU, if its rseq area can say: `None` where there is none or it
+/// has not been looked for yet (which the first [`crate::current_cpu`] or
+/// [`crate::getcpu`] does; they also know the vDSO and the syscall).
+///
+/// ```
+/// let by_any_means = vdsotime::current_cpu().unwrap(); // looks for the area first
+/// if let Some(cpu) = vdsotime::rseq::cpu() {
+///     assert!(cpu < 65536 && by_any_means < 65536);
+/// }
+/// ```
 #[inline(always)]
-pub(crate) fn cpu() -> Option<u32> {
-    let mut area = AREA.load(Relaxed);
+pub fn cpu() -> Option<u32> {
+    let area = AREA.load(Relaxed);
     if area & CPU_VALID == 0 {
-        if area != UNRESOLVED {
-            return None;
-        }
-        area = first_look();
-        if area & CPU_VALID == 0 {
-            return None;
-        }
+        return None;
     }
     // SAFETY: a resolved offset is glibc's `__rseq_offset`, which addresses every
     // glibc thread's registered area; `cpu_id` lies inside it.
@@ -59,18 +62,13 @@ pub(crate) fn cpu() -> Option<u32> {
     u32::try_from(cpu as i32).ok()
 }
 
-/// The calling thread's CPU and node, if its rseq area keeps both.
+/// The calling thread's CPU and node, if its rseq area keeps both (and has been looked
+/// for: see [`cpu`]).
 #[inline(always)]
-pub(crate) fn cpu_and_node() -> Option<(u32, u32)> {
-    let mut area = AREA.load(Relaxed);
+pub fn cpu_and_node() -> Option<(u32, u32)> {
+    let area = AREA.load(Relaxed);
     if area & NODE_VALID == 0 {
-        if area != UNRESOLVED {
-            return None;
-        }
-        area = first_look();
-        if area & NODE_VALID == 0 {
-            return None;
-        }
+        return None;
     }
     let base = area & !FLAGS;
     // SAFETY: as in `cpu`; `node_id` lies inside the area too (NODE_VALID says the
@@ -97,13 +95,16 @@ pub(crate) fn resolve() {
     AREA.store(find().unwrap_or(NONE), Relaxed);
 }
 
-/// The first look, from whichever call comes first: lock-free and signal-safe, and
-/// racing callers all store the same value. Returns it.
-#[cold]
-#[inline(never)]
-fn first_look() -> isize {
+/// Looks for the area if nobody has yet, and says whether this call did: the callers'
+/// slow paths ask before they use the vDSO, so that even a process's first `getcpu`
+/// reads the area. Lock-free and signal-safe; racing callers store the same value.
+#[inline(always)]
+pub(crate) fn looked_up_now() -> bool {
+    if AREA.load(Relaxed) != UNRESOLVED {
+        return false;
+    }
     resolve();
-    AREA.load(Relaxed)
+    true
 }
 
 fn find() -> Option<isize> {
@@ -139,12 +140,10 @@ pub enum RseqArea {
 ///
 /// ```
 /// // glibc 2.35+ on x86-64 or aarch64: Glibc { .. }; musl, valgrind, others: Absent.
-/// println!("{:?}", vdsotime::rseq_area());
+/// println!("{:?}", vdsotime::rseq::area());
 /// ```
-pub fn rseq_area() -> RseqArea {
-    if AREA.load(Relaxed) == UNRESOLVED {
-        first_look();
-    }
+pub fn area() -> RseqArea {
+    looked_up_now();
     match AREA.load(Relaxed) {
         area if area & CPU_VALID == 0 => RseqArea::Absent,
         area => RseqArea::Glibc {

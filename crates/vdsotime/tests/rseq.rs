@@ -68,7 +68,7 @@ fn the_area_is_glibcs_registration() {
             node: features >= 24,
         }
     };
-    assert_eq!(vdsotime::rseq_area(), expected);
+    assert_eq!(vdsotime::rseq::area(), expected);
 }
 
 /// With glibc's registration switched off, the area is absent and the readings still
@@ -77,7 +77,7 @@ fn the_area_is_glibcs_registration() {
 fn without_registration_the_vdso_answers() {
     const TUNABLES: (&str, &str) = ("GLIBC_TUNABLES", "glibc.pthread.rseq=0");
     if std::env::var("GLIBC_TUNABLES").as_deref() == Ok(TUNABLES.1) {
-        assert_eq!(vdsotime::rseq_area(), RseqArea::Absent);
+        assert_eq!(vdsotime::rseq::area(), RseqArea::Absent);
         check_every_cpu();
         println!("child ran");
         return;

@@ -92,7 +92,7 @@ fn child() {
 /// What each call is expected to cost, in syscalls per call.
 fn expected(call: &str, vdso: bool) -> usize {
     let aux_enabled = vdsotime::syscall::clock_getres(ClockId::aux(0)).is_ok();
-    let rseq_node = matches!(vdsotime::rseq_area(), RseqArea::Glibc { node: true, .. });
+    let rseq_node = matches!(vdsotime::rseq::area(), RseqArea::Glibc { node: true, .. });
     match call {
         "getcpu" if rseq_node => 0,
         "getcpu" => usize::from(!(vdso && vdsotime::path(Function::Getcpu).is_vdso())),

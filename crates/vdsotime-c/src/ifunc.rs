@@ -1,0 +1,139 @@
+//! `vdsotime_time` and `vdsotime_gettimeofday` (and their `*64` twins, the same functions
+//! on 64-bit targets) as GNU indirect functions: the dynamic linker asks [`resolve_time`]
+//! or [`resolve_gettimeofday`] once and binds the caller's GOT slot straight to the
+//! answer, the vDSO's own symbol where it has one. A call then costs what glibc's `time`
+//! and `gettimeofday` cost, which glibc binds to the vDSO the same way; a wrapper would
+//! add a jump and two loads to a call of about 1 ns.
+//!
+//! A resolver runs while the dynamic linker relocates the object that refers to the
+//! symbol. That is normally after this library (its dependents are relocated after it);
+//! a library that uses these names without linking libvdsotime can come first, and glibc
+//! then warns "Relink ... for IFUNC symbol". The resolver checks whether this library's
+//! own relocations are done, with nothing that needs them, and answers the plain wrapper
+//! if not. Only glibc runs IFUNC resolvers (not musl), and only x86-64 and aarch64 have
+//! the one-instruction trampoline below; elsewhere the wrappers are exported directly.
+//!
+//! Not in the LD_PRELOAD library: there every program's libraries loaded after it are
+//! relocated first, and glibc's warning appears in bash, ssh, curl, gpg and openssl.
+
+use core::ffi::{c_int, c_void};
+
+use crate::abi;
+
+/// Declares `$name` as an indirect function whose resolver is `$resolver`: a naked
+/// function (so the name is exported like any `#[no_mangle]` one) retyped as
+/// `STT_GNU_IFUNC`, whose body jumps to the resolver. Its Rust signature is never used.
+macro_rules! ifunc {
+    ($(#[$doc:meta])* $name:ident => $resolver:path) => {
+        $(#[$doc])*
+        #[unsafe(naked)]
+        #[no_mangle]
+        pub extern "C" fn $name() {
+            #[cfg(target_arch = "x86_64")]
+            core::arch::naked_asm!(
+                concat!(".type ", stringify!($name), ", @gnu_indirect_function"),
+                "jmp {r}",
+                r = sym $resolver,
+            );
+            #[cfg(target_arch = "aarch64")]
+            core::arch::naked_asm!(
+                concat!(".type ", stringify!($name), ", %gnu_indirect_function"),
+                "b {r}",
+                r = sym $resolver,
+            );
+        }
+    };
+}
+
+ifunc! {
+    /// `time_t vdsotime_time(time_t *t)`: `t` is NULL or writable.
+    vdsotime_time => resolve_time
+}
+ifunc! {
+    /// `int64_t vdsotime_time64(int64_t *t)`: the same function on 64-bit targets.
+    vdsotime_time64 => resolve_time
+}
+ifunc! {
+    /// `int vdsotime_gettimeofday(struct timeval *tv, void *tz)`: either may be NULL.
+    vdsotime_gettimeofday => resolve_gettimeofday
+}
+ifunc! {
+    /// `int vdsotime_gettimeofday64(struct vdsotime_timeval64 *, void *)`: the same
+    /// function on 64-bit targets.
+    vdsotime_gettimeofday64 => resolve_gettimeofday
+}
+
+/// A byte, and a word holding its address: a word the dynamic linker relocates
+/// (`R_*_RELATIVE`) when it relocates this library. Both are reached PC-relative, so the
+/// comparison in [`relocated`] needs no relocation itself.
+static ANCHOR: u8 = 0;
+struct Address(#[allow(dead_code)] /* read by the asm in `relocated` */ *const u8);
+// SAFETY: the address is never written after relocation and never dereferenced.
+unsafe impl Sync for Address {}
+static ANCHOR_ADDRESS: Address = Address(&ANCHOR);
+
+/// Whether the dynamic linker has relocated this library yet. In asm, because nothing
+/// here may go through the GOT (not yet filled in): debug builds call even
+/// `read_volatile` through it.
+#[inline(never)]
+fn relocated() -> bool {
+    let (linked, actual): (*const u8, *const u8);
+    // SAFETY: two PC-relative address computations and one load of a static of this
+    // library; before relocation the word holds the link-time value, which is only
+    // compared, never used.
+    unsafe {
+        #[cfg(target_arch = "x86_64")]
+        core::arch::asm!(
+            "mov {linked}, qword ptr [rip + {word}]",
+            "lea {actual}, [rip + {anchor}]",
+            word = sym ANCHOR_ADDRESS, anchor = sym ANCHOR,
+            linked = out(reg) linked, actual = out(reg) actual,
+            options(nostack, readonly, preserves_flags),
+        );
+        #[cfg(target_arch = "aarch64")]
+        core::arch::asm!(
+            "adrp {linked}, {word}",
+            "ldr {linked}, [{linked}, :lo12:{word}]",
+            "adrp {actual}, {anchor}",
+            "add {actual}, {actual}, :lo12:{anchor}",
+            word = sym ANCHOR_ADDRESS, anchor = sym ANCHOR,
+            linked = out(reg) linked, actual = out(reg) actual,
+            options(nostack, readonly, preserves_flags),
+        );
+    }
+    linked == actual
+}
+
+/// The wrapper `vdsotime_time` stands for when the resolver cannot look further.
+extern "C" fn time_wrapper(t: *mut libc::time_t) -> libc::time_t {
+    // SAFETY: the C caller's contract: `t` is NULL or writable.
+    unsafe { abi::time(t) }
+}
+
+/// The wrapper `vdsotime_gettimeofday` stands for when the vDSO's is not callable as is.
+extern "C" fn gettimeofday_wrapper(tv: *mut libc::timeval, tz: *mut c_void) -> c_int {
+    // SAFETY: the C caller's contract: each pointer NULL or writable.
+    unsafe { abi::gettimeofday(tv, tz) }
+}
+
+/// Called by the dynamic linker: the function `vdsotime_time` is. The core's entry for
+/// `time` (the vDSO's `time`, its coarse clock, or the syscall) has `time`'s C signature
+/// and meaning on 64-bit targets.
+extern "C" fn resolve_time() -> usize {
+    if !relocated() {
+        return time_wrapper as *const () as usize;
+    }
+    vdsotime::raw::time_entry() as usize
+}
+
+/// Called by the dynamic linker: the vDSO's `gettimeofday` if it can be called as the C
+/// function (it cannot fail but by faulting), else the wrapper that sets `errno`.
+extern "C" fn resolve_gettimeofday() -> usize {
+    if !relocated() {
+        return gettimeofday_wrapper as *const () as usize;
+    }
+    match vdsotime::raw::gettimeofday() {
+        Some(vdso) => vdso as usize,
+        None => gettimeofday_wrapper as *const () as usize,
+    }
+}
