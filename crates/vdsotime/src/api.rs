@@ -301,10 +301,13 @@ pub enum Path {
     },
     /// By the system call.
     Syscall,
+    /// From the calling thread's rseq area, which glibc registered and the kernel keeps
+    /// current (`getcpu`: see [`crate::rseq`]).
+    Rseq,
 }
 
 impl Path {
-    /// Whether the vDSO serves the call.
+    /// Whether the call is answered in user space (by the vDSO or the rseq area).
     pub const fn is_vdso(&self) -> bool {
         !matches!(self, Path::Syscall)
     }
@@ -314,6 +317,7 @@ impl fmt::Display for Path {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (symbol, version, coarse) = match *self {
             Path::Syscall => return f.write_str("syscall"),
+            Path::Rseq => return f.write_str("rseq area (glibc)"),
             Path::Vdso { symbol, version } => (symbol, version, ""),
             Path::VdsoCoarse { symbol, version } => (symbol, version, " (CLOCK_REALTIME_COARSE)"),
         };
@@ -342,7 +346,10 @@ pub fn path(function: Function) -> Path {
         Function::ClockGetres(c) => table::clock_path(c, b.clock_getres.path),
         Function::Gettimeofday => b.gettimeofday.path,
         Function::Time => b.time.path,
-        Function::Getcpu => b.getcpu.path,
+        Function::Getcpu => match crate::rseq::area() {
+            crate::RseqArea::Glibc { node: true, .. } => Path::Rseq,
+            _ => b.getcpu.path,
+        },
     }
 }
 

@@ -173,16 +173,27 @@ fn clock_gettime_goes_through_the_vdso() {
 #[test]
 fn other_functions_use_the_symbols_the_table_offers() {
     if own_vdso().is_none() {
-        for f in [Function::Gettimeofday, Function::Time, Function::Getcpu] {
+        for f in [Function::Gettimeofday, Function::Time] {
             assert_eq!(vdsotime::path(f), Path::Syscall, "{f:?}");
         }
+        let rseq = matches!(
+            vdsotime::rseq::area(),
+            vdsotime::RseqArea::Glibc { node: true, .. }
+        );
+        let getcpu = vdsotime::path(Function::Getcpu);
+        assert_eq!(getcpu, if rseq { Path::Rseq } else { Path::Syscall });
         return;
     }
     let table = arch::NATIVE;
     if let Some(name) = table.gettimeofday {
         assert_vdso_path(Function::Gettimeofday, name);
     }
-    if let Some(name) = table.getcpu {
+    if matches!(
+        vdsotime::rseq::area(),
+        vdsotime::RseqArea::Glibc { node: true, .. }
+    ) {
+        assert_eq!(vdsotime::path(Function::Getcpu), Path::Rseq);
+    } else if let Some(name) = table.getcpu {
         assert_vdso_path(Function::Getcpu, name);
     }
     // time() uses a 64-bit `time` symbol where there is one, else the vDSO's coarse

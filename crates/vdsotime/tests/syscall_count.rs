@@ -7,7 +7,7 @@ mod support;
 
 use std::hint::black_box;
 use std::process::Command;
-use vdsotime::{ClockId, Function, RseqArea, Timespec, Timeval};
+use vdsotime::{ClockId, RseqArea, Timespec, Timeval};
 
 const CALLS: usize = 100;
 
@@ -95,7 +95,7 @@ fn expected(call: &str, vdso: bool) -> usize {
     let rseq_node = matches!(vdsotime::rseq::area(), RseqArea::Glibc { node: true, .. });
     match call {
         "getcpu" if rseq_node => 0,
-        "getcpu" => usize::from(!(vdso && vdsotime::path(Function::Getcpu).is_vdso())),
+        "getcpu" => usize::from(!(vdso && vdsotime::arch::NATIVE.getcpu.is_some())),
         "gettime-aux" if vdso && aux_enabled => 0,
         "gettime-cputime" | "gettime-invalid" | "gettime-aux" | "getres-invalid" | "getres-aux" => {
             1
@@ -156,7 +156,7 @@ fn syscalls_per_call() {
     let no_rseq = ["env", "GLIBC_TUNABLES=glibc.pthread.rseq=0"];
     check("getcpu/novdso".into(), &no_rseq, 1);
     if have_vdso {
-        let by_vdso = vdsotime::path(Function::Getcpu).is_vdso();
+        let by_vdso = vdsotime::arch::NATIVE.getcpu.is_some();
         check("getcpu/vdso".into(), &no_rseq, usize::from(!by_vdso));
     }
     assert!(failures.is_empty(), "{failures:#?}");
