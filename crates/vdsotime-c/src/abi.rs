@@ -343,7 +343,7 @@ pub unsafe fn time64(t: *mut i64) -> i64 {
 }
 
 /// `getcpu`; either pointer may be NULL. From the rseq area where there is one (the CPU
-/// alone when no node is asked for), else by [`getcpu_otherwise`].
+/// alone when no node is asked for), else from the vDSO or by the syscall.
 ///
 /// # Safety
 /// `cpu` and `node` are each NULL or writable for an `unsigned int`.
