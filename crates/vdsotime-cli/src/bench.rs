@@ -292,7 +292,7 @@ pub fn collect(
             trial_us: plan
                 .calls
                 .is_none()
-                .then(|| plan.trial_time.as_secs_f64() * 1e6),
+                .then_some(plan.trial_time.as_secs_f64() * 1e6),
             threads,
         },
         measurements,
