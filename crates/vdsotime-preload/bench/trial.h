@@ -41,33 +41,26 @@ struct plt_trials {
 		return (l->now() - t0) / (double)calls;                                \
 	}
 
-#define TS_DECL            \
+/* Consumes a C-style result: the return code, and both output fields when it is 0. */
+#define USE_FIELDS(a, b)      \
+	if (r == 0) {         \
+		SINK(a);      \
+		SINK(b);      \
+	} else                \
+		SINK(r)
+
+#define TS_DECL                  \
 	clockid_t id = l->clock; \
 	struct timespec ts;      \
 	int r
-#define TS_USE                       \
-	if (r == 0) {                \
-		SINK(ts.tv_sec);     \
-		SINK(ts.tv_nsec);    \
-	} else                       \
-		SINK(r)
+#define TS_USE USE_FIELDS(ts.tv_sec, ts.tv_nsec)
 #define TV_DECL            \
 	struct timeval tv; \
 	int r
-#define TV_USE                       \
-	if (r == 0) {                \
-		SINK(tv.tv_sec);     \
-		SINK(tv.tv_usec);    \
-	} else                       \
-		SINK(r)
-#define CPU_DECL                         \
+#define TV_USE USE_FIELDS(tv.tv_sec, tv.tv_usec)
+#define CPU_DECL                    \
 	unsigned cpu = 0, node = 0; \
 	int r
-#define CPU_USE                  \
-	if (r == 0) {            \
-		SINK(cpu);       \
-		SINK(node);      \
-	} else                   \
-		SINK(r)
+#define CPU_USE USE_FIELDS(cpu, node)
 
 #endif
