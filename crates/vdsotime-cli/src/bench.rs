@@ -1,43 +1,63 @@
-//! `vdsotime bench`: the seed-style table of nanoseconds per call, every function
-//! through every path, fastest of N trials of M calls.
+//! `vdsotime bench`: nanoseconds per call of every function through every path, and
+//! each path's ratio to the raw vDSO symbol, measured in interleaved rounds (see
+//! `interleave`): every round runs one trial of every path of a row, in rotated order.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use vdsotime::Function;
+use vdsotime::{ClockId, Function};
 
+use crate::bench_table;
 use crate::facts;
 use crate::first_call::{self, FirstCall};
-use crate::measure::{self, Plan, Sample};
+use crate::interleave::{self, Lane};
+use crate::measure::{self, Plan, Probe, Sample};
 use crate::names;
 use crate::output::{self, Exit};
 use crate::peers;
 use crate::svg;
 use crate::targets::{self, Impl};
 
+/// Rounds of the default run, `bench` and the summary alike.
+pub const DEFAULT_TRIALS: u32 = 201;
+/// Length of one trial in the default run, µs.
+pub const DEFAULT_TRIAL_US: f64 = 100.0;
+
 /// Options of `bench`.
 #[derive(clap::Args, Debug, Clone)]
-#[command(after_help = "Examples:
-  vdsotime bench                      full table, fastest of 7 trials
-  vdsotime bench --trials 20 --calls 1000000
+#[command(
+    after_help = "Method: each row (a function and clock) is measured in rounds. A round runs one
+trial of every path of the row (vdsotime, vdso-raw, libc, rustix, std, syscall),
+in an order rotated by one path each round, so that a drifting machine slows every
+path of a round alike. A trial is about --trial-us of back-to-back calls (sized per
+path from a warm-up), or exactly --calls calls. Reported per path: ns per call in
+its fastest trial (the empty loop included), and the median over rounds of its
+trial divided by vdso-raw's trial in the same round, with the interquartile range
+[q1-q3]. vdso-raw is the resolved vDSO symbol called through a bare function
+pointer: the floor. Clock ids go through black_box, so no path sees a constant.
+
+Examples:
+  vdsotime bench                      both tables: ns and ratio to vdso-raw
+  vdsotime bench --trials 301 --trial-us 50
   vdsotime bench --peers --svg bench.svg
-  vdsotime bench --threads 4          per-thread cost and total throughput
-  vdsotime bench --json > bench.json")]
+  vdsotime bench --threads 2          per-thread cost and total throughput
+  vdsotime bench --json > bench.json  ns, ratio_to_raw, ratio_q1, ratio_q3 per cell"
+)]
 pub struct BenchArgs {
-    /// Trials per cell; the fastest one is reported.
-    #[arg(long, default_value_t = 7)]
+    /// Rounds: every path runs one trial per round; each path's fastest is reported.
+    #[arg(long, default_value_t = DEFAULT_TRIALS)]
     pub trials: u32,
-    /// Calls per trial (default: chosen so each cell takes --duration).
+    /// Calls per trial for every path (default: sized per path to --trial-us).
     #[arg(long)]
     pub calls: Option<u64>,
-    /// Seconds spent on each cell, all trials together, when --calls is not given.
-    #[arg(long, default_value_t = 0.2)]
-    pub duration: f64,
+    /// Microseconds one trial should take when --calls is not given.
+    #[arg(long, default_value_t = DEFAULT_TRIAL_US)]
+    pub trial_us: f64,
     /// Threads calling at once; reports per-thread cost and total throughput.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
-    /// Also time std, rustix, quanta, minstant, coarsetime and vdsotime's Instant.
+    /// Also time quanta, minstant, coarsetime, rustix's infallible call and vdsotime's Instant.
     #[arg(long)]
     pub peers: bool,
     /// Write a bar chart (log scale) of every measurement to FILE.
@@ -48,16 +68,27 @@ pub struct BenchArgs {
     pub first_call_runs: usize,
 }
 
+/// The default run's plan: `DEFAULT_TRIALS` rounds of `DEFAULT_TRIAL_US` trials.
+pub fn default_plan() -> Plan {
+    Plan {
+        trials: DEFAULT_TRIALS,
+        calls: None,
+        trial_time: Duration::from_secs_f64(DEFAULT_TRIAL_US * 1e-6),
+    }
+}
+
 impl BenchArgs {
     /// The measuring plan these options describe.
     pub fn plan(&self) -> Result<Plan, String> {
-        if !(self.duration.is_finite() && self.duration > 0.0) {
-            return Err("--duration must be a positive number of seconds".into());
+        if !(self.trial_us.is_finite() && self.trial_us > 0.0 && self.trial_us <= 1e7) {
+            return Err(
+                "--trial-us must be a positive number of microseconds (at most 10 s)".into(),
+            );
         }
         Ok(Plan {
             trials: self.trials.max(1),
             calls: self.calls,
-            budget: Duration::from_secs_f64(self.duration),
+            trial_time: Duration::from_secs_f64(self.trial_us * 1e-6),
         })
     }
 }
@@ -75,8 +106,8 @@ pub struct Measurement {
     pub path: String,
     /// For `vdsotime`: the route the library resolved (`symbol@version` or `syscall`).
     pub route: Option<String>,
-    /// The timing: `ns`, `median_ns`, `trials`, `calls`, `threads`, `calls_per_sec`
-    /// (flattened into the same JSON object).
+    /// The timing: `ns`, `median_ns`, `trials`, `calls`, `threads`, `calls_per_sec`,
+    /// `ratio_to_raw`, `ratio_q1`, `ratio_q3` (flattened into the same JSON object).
     #[serde(flatten)]
     pub sample: Sample,
 }
@@ -115,8 +146,10 @@ pub struct Header {
     pub hypervisor: Option<String>,
     /// ns per iteration of the empty timing loop, included in every figure.
     pub loop_overhead_ns: f64,
-    /// Trials per cell.
+    /// Rounds, i.e. trials per cell.
     pub trials: u32,
+    /// Target length of one trial, µs (null when --calls fixed the count).
+    pub trial_us: Option<f64>,
     /// Threads per cell.
     pub threads: usize,
 }
@@ -142,7 +175,80 @@ impl BenchReport {
     }
 }
 
-/// Measures `rows` through `impls` (plus peers if asked).
+/// Measures one row: every path of `f` in `impls`, interleaved, each against vdso-raw.
+fn measure_row(f: Function, impls: &[Impl], plan: &Plan, threads: usize) -> Vec<Measurement> {
+    let paths: Vec<(Impl, Probe)> = impls
+        .iter()
+        .filter_map(|&imp| targets::probe(f, imp).map(|p| (imp, p)))
+        .collect();
+    let raw = paths.iter().position(|(imp, _)| *imp == Impl::VdsoRaw);
+    let lanes: Vec<Lane<'_>> = paths
+        .iter()
+        .map(|(_, probe)| Lane {
+            probe,
+            reference: raw,
+        })
+        .collect();
+    let samples = interleave::measure(&lanes, plan, threads);
+    paths
+        .iter()
+        .zip(samples)
+        .map(|((imp, _), s)| {
+            let mut m = Measurement::new(
+                names::function_name(f),
+                names::function_clock(f),
+                imp.name(),
+                s,
+            );
+            if *imp == Impl::Vdsotime {
+                m.route = Some(vdsotime::path(f).to_string());
+            }
+            m
+        })
+        .collect()
+}
+
+/// Measures the peers in one interleaved group with the raw vDSO readings of the
+/// clocks they read, each peer against its clock's.
+fn measure_peers(plan: &Plan, threads: usize) -> Vec<Measurement> {
+    let list = peers::all();
+    let mut refs: Vec<(ClockId, Probe)> = Vec::new();
+    for p in &list {
+        let c = p.reference_clock();
+        if !refs.iter().any(|(r, _)| *r == c) {
+            if let Some(probe) = targets::probe(Function::ClockGettime(c), Impl::VdsoRaw) {
+                refs.push((c, probe));
+            }
+        }
+    }
+    let reference = |c: ClockId| {
+        refs.iter()
+            .position(|(r, _)| *r == c)
+            .map(|i| list.len() + i)
+    };
+    let lanes: Vec<Lane<'_>> = list
+        .iter()
+        .map(|p| Lane {
+            probe: &p.probe,
+            reference: reference(p.reference_clock()),
+        })
+        .chain(refs.iter().map(|(c, probe)| Lane {
+            probe,
+            reference: reference(*c),
+        }))
+        .collect();
+    let samples = interleave::measure(&lanes, plan, threads);
+    list.iter()
+        .zip(samples)
+        .map(|(p, s)| {
+            let mut m = Measurement::new(p.function, p.clock, p.path, s);
+            m.route = Some(p.source.to_string());
+            m
+        })
+        .collect()
+}
+
+/// Measures `rows` through `impls` (plus peers if asked), one interleaved group per row.
 pub fn collect(
     rows: &[Function],
     impls: &[Impl],
@@ -151,40 +257,26 @@ pub fn collect(
     peers: bool,
 ) -> BenchReport {
     let facts = facts::collect();
-    let peer_list = if peers { peers::all() } else { Vec::new() };
-    let cells = rows.len() * impls.len() + peer_list.len() + 1;
-    let pb = output::progress(cells as u64, "bench");
-    let overhead = measure::loop_overhead(plan);
+    let pb = output::progress(rows.len() as u64 + 1 + u64::from(peers), "bench");
+    let empty = measure::loop_overhead();
+    let overhead = interleave::measure(
+        &[Lane {
+            probe: &empty,
+            reference: None,
+        }],
+        plan,
+        1,
+    );
     pb.inc(1);
     let mut measurements = Vec::new();
     for &f in rows {
         pb.set_message(names::function_label(f));
-        for &imp in impls {
-            if let Some(p) = targets::probe(f, imp) {
-                let mut m = Measurement::new(
-                    names::function_name(f),
-                    names::function_clock(f),
-                    imp.name(),
-                    p.run(plan, threads),
-                );
-                if imp == Impl::Vdsotime {
-                    m.route = Some(vdsotime::path(f).to_string());
-                }
-                measurements.push(m);
-            }
-            pb.inc(1);
-        }
+        measurements.extend(measure_row(f, impls, plan, threads));
+        pb.inc(1);
     }
-    for peer in &peer_list {
-        pb.set_message(peer.function);
-        let mut m = Measurement::new(
-            peer.function,
-            peer.clock,
-            peer.path,
-            peer.probe.run(plan, threads),
-        );
-        m.route = Some(peer.source.to_string());
-        measurements.push(m);
+    if peers {
+        pb.set_message("peers");
+        measurements.extend(measure_peers(plan, threads));
         pb.inc(1);
     }
     pb.finish_and_clear();
@@ -195,136 +287,17 @@ pub fn collect(
             machine: facts.machine,
             clocksource: facts.clocksource,
             hypervisor: facts.hypervisor,
-            loop_overhead_ns: overhead.ns,
+            loop_overhead_ns: overhead.first().map_or(f64::NAN, |s| s.ns),
             trials: plan.trials,
+            trial_us: plan
+                .calls
+                .is_none()
+                .then_some(plan.trial_time.as_secs_f64() * 1e6),
             threads,
         },
         measurements,
         first_call: None,
     }
-}
-
-/// Prints the method line and the main table (one row per function).
-pub fn print_table(r: &BenchReport, rows: &[Function], impls: &[Impl]) {
-    let h = &r.header;
-    println!(
-        "{} | kernel {} ({}) | clocksource {}{}",
-        h.cpu_model.as_deref().unwrap_or("unknown CPU"),
-        h.kernel,
-        h.machine,
-        h.clocksource.as_deref().unwrap_or("unknown"),
-        h.hypervisor
-            .as_deref()
-            .map(|v| format!(" | VM: {v}"))
-            .unwrap_or_default()
-    );
-    let calls = r
-        .measurements
-        .iter()
-        .map(|m| m.sample.calls)
-        .max()
-        .unwrap_or(0);
-    println!(
-        "ns per call{}, fastest of {} trials of up to {} calls; empty loop {} ns/iteration (included)",
-        if h.threads > 1 { format!(" per thread, {} threads at once", h.threads) } else { String::new() },
-        h.trials,
-        calls,
-        output::ns(h.loop_overhead_ns)
-    );
-    let has = |imp: Impl| r.measurements.iter().any(|m| m.path == imp.name());
-    let cols: Vec<Impl> = impls.iter().copied().filter(|&i| has(i)).collect();
-    let mut header: Vec<&str> = vec!["function"];
-    header.extend(cols.iter().map(|i| i.name()));
-    let speedup = cols.contains(&Impl::Vdsotime) && cols.contains(&Impl::Syscall);
-    let overhead = cols.contains(&Impl::Vdsotime) && cols.contains(&Impl::VdsoRaw);
-    if speedup {
-        header.push("speed-up");
-    }
-    if overhead {
-        header.push("vdsotime/raw");
-    }
-    if h.threads > 1 {
-        header.push("vdsotime Mcalls/s");
-    }
-    header.push("vdsotime path");
-    let mut t = output::table(&header);
-    for &f in rows {
-        let ns_of = |imp| r.get(f, imp).map(|m| m.sample.ns);
-        let mut row = vec![names::function_label(f)];
-        for &imp in &cols {
-            row.push(ns_of(imp).map_or_else(|| "-".into(), output::ns));
-        }
-        let v = ns_of(Impl::Vdsotime);
-        if speedup {
-            row.push(match (v, ns_of(Impl::Syscall)) {
-                (Some(v), Some(s)) => output::ratio(s / v),
-                _ => "-".into(),
-            });
-        }
-        if overhead {
-            row.push(match (v, ns_of(Impl::VdsoRaw)) {
-                (Some(v), Some(raw)) => output::ratio(v / raw),
-                _ => "-".into(),
-            });
-        }
-        if h.threads > 1 {
-            let tp = r
-                .get(f, Impl::Vdsotime)
-                .map(|m| m.sample.calls_per_sec / 1e6);
-            row.push(tp.map_or_else(|| "-".into(), |x| format!("{x:.1}")));
-        }
-        row.push(
-            r.get(f, Impl::Vdsotime)
-                .and_then(|m| m.route.clone())
-                .unwrap_or_default(),
-        );
-        t.add_row(row);
-    }
-    output::align_numbers(&mut t);
-    println!("{t}");
-}
-
-/// Prints the peers table, compared with vdsotime on the same clock.
-fn print_peers(r: &BenchReport) {
-    let library = [
-        "clock_gettime",
-        "clock_getres",
-        "gettimeofday",
-        "time",
-        "getcpu",
-    ];
-    let peers: Vec<&Measurement> = r
-        .measurements
-        .iter()
-        .filter(|m| !library.contains(&m.function.as_str()))
-        .collect();
-    if peers.is_empty() {
-        return;
-    }
-    let mut t = output::table(&[
-        "peer",
-        "clock",
-        "ns/call",
-        "vs vdsotime clock_gettime",
-        "reads via",
-    ]);
-    for m in peers {
-        let same = r.measurements.iter().find(|x| {
-            x.path == "vdsotime"
-                && x.function == "clock_gettime"
-                && x.clock_id.is_some()
-                && x.clock_id == m.clock_id
-        });
-        t.add_row(vec![
-            m.function.clone(),
-            m.clock.clone().unwrap_or_else(|| "TSC".into()),
-            output::ns(m.sample.ns),
-            same.map_or_else(|| "-".into(), |s| output::ratio(m.sample.ns / s.sample.ns)),
-            m.route.clone().unwrap_or_default(),
-        ]);
-    }
-    output::align_numbers(&mut t);
-    println!("{t}");
 }
 
 /// Runs `vdsotime bench`.
@@ -341,8 +314,11 @@ pub fn run(args: &BenchArgs, json: bool) -> Exit {
     if json {
         output::print_json(&report)?;
     } else {
-        print_table(&report, &rows, &Impl::ALL);
-        print_peers(&report);
+        bench_table::print_header(&report);
+        bench_table::print_ns(&report, &rows, &Impl::ALL);
+        println!();
+        bench_table::print_ratios(&report, &rows, &Impl::ALL);
+        bench_table::print_peers(&report);
         if let Some(f) = &report.first_call {
             println!(
                 "first call in a fresh process (find auxv, size and parse the image, bind every entry): fastest {} ns, median {} ns of {} processes; {} heap allocations",
@@ -352,9 +328,7 @@ pub fn run(args: &BenchArgs, json: bool) -> Exit {
                 f.allocations
             );
         }
-        println!(
-            "speed-up = syscall / vdsotime; vdsotime/raw = vdsotime / the vDSO symbol called directly (1.00x = no wrapper cost)."
-        );
+        bench_table::print_legend();
         if let Some(path) = &args.svg {
             println!("chart written to {}", path.display());
         }

@@ -41,15 +41,17 @@ pub struct DoctorReport<'a> {
     pub verdict: &'a Verdict,
 }
 
-/// The plan doctor measures with: short, fastest of 5.
+/// The plan doctor measures with: `seconds` per path as 5 interleaved trials,
+/// fastest of 5.
 pub fn plan(seconds: f64) -> Result<Plan, String> {
-    if !(seconds.is_finite() && seconds > 0.0) {
-        return Err("--duration must be a positive number of seconds".into());
+    const TRIALS: u32 = 5;
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= 60.0) {
+        return Err("--duration must be a positive number of seconds (at most 60)".into());
     }
     Ok(Plan {
-        trials: 5,
+        trials: TRIALS,
         calls: None,
-        budget: Duration::from_secs_f64(seconds),
+        trial_time: Duration::from_secs_f64(seconds / f64::from(TRIALS)),
     })
 }
 

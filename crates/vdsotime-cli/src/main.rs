@@ -2,14 +2,17 @@
 //! whether this machine's clocks are served fast. One module per subcommand.
 
 mod bench;
+mod bench_table;
 mod check;
 mod classify;
+mod crate_paths;
 mod doctor;
 mod dump;
 mod facts;
 mod fault;
 mod first_call;
 mod info;
+mod interleave;
 mod measure;
 mod names;
 mod output;
@@ -55,7 +58,7 @@ enum Command {
   vdsotime info
   vdsotime info --json | jq '.vdso.symbols[].name'")]
     Info,
-    /// ns per call of every time function through vdsotime, the raw vDSO symbol, libc and the syscall.
+    /// ns per call and ratio to the raw vDSO symbol of every time function through vdsotime, libc, rustix, std and the syscall, in interleaved rounds.
     Bench(bench::BenchArgs),
     /// Verify library readings against the syscall on every CPU and thread; exit 1 on any failure.
     Check(check::CheckArgs),

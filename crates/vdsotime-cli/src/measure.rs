@@ -1,50 +1,51 @@
-//! The timing harness: the fastest of N trials of M calls, as the seed benchmarks
-//! (kernel vclock_gettime series, bionic, Go) report it. The fastest trial is the one
-//! least disturbed by interrupts and neighbours, which is what a per-call cost means.
+//! The timing harness: one trial is M calls of one path, timed as a whole; a cell's
+//! figure is its fastest trial, as the seed benchmarks (kernel vclock_gettime series,
+//! bionic, Go) report it. The fastest trial is the one least disturbed by interrupts
+//! and neighbours, which is what a per-call cost means. How trials of different
+//! paths are interleaved is `interleave`'s business.
 
 use std::hint::black_box;
-use std::sync::{Arc, Barrier};
+use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-/// How long and how often to measure one cell.
+/// How long and how often to measure.
 #[derive(Clone, Copy, Debug)]
 pub struct Plan {
-    /// Number of trials; the fastest counts.
+    /// Rounds: every path of a row runs one trial per round.
     pub trials: u32,
-    /// Calls per trial; `None` calibrates from `budget`.
+    /// Calls per trial for every path; `None` sizes each path's trial to `trial_time`.
     pub calls: Option<u64>,
-    /// Time to spend on one cell, all trials together, when `calls` is `None`.
-    pub budget: Duration,
+    /// How long one trial should take when `calls` is `None`.
+    pub trial_time: Duration,
 }
 
 impl Plan {
     /// Fewest calls per trial: below this the clock read around the loop dominates.
-    const MIN_CALLS: u64 = 200;
-    /// Most calls per trial, so a slow path cannot make one cell run for minutes.
+    const MIN_CALLS: u64 = 100;
+    /// Most calls per trial, so a slow path cannot make one trial run for minutes.
     const MAX_CALLS: u64 = 50_000_000;
 
-    /// Calls per trial for a function that costs `ns_per_call`.
-    fn calls_for(&self, ns_per_call: f64) -> u64 {
+    /// Calls per trial for a path that costs `ns_per_call`.
+    pub fn calls_for(&self, ns_per_call: f64) -> u64 {
         if let Some(c) = self.calls {
             return c.max(1);
         }
-        let per_trial = self.budget.as_secs_f64() * 1e9 / f64::from(self.trials.max(1));
-        let calls = per_trial / ns_per_call.max(0.1);
+        let calls = self.trial_time.as_secs_f64() * 1e9 / ns_per_call.max(0.1);
         // Truncation is intended: a call count.
         (calls as u64).clamp(Self::MIN_CALLS, Self::MAX_CALLS)
     }
 }
 
-/// One measured cell.
+/// One measured cell, as written to JSON.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Sample {
     /// Nanoseconds per call in the fastest trial (per thread when threads > 1).
     pub ns: f64,
     /// Median trial, to show how noisy the machine was.
     pub median_ns: f64,
-    /// Trials run.
+    /// Trials run (one per round).
     pub trials: u32,
     /// Calls per trial (per thread).
     pub calls: u64,
@@ -52,17 +53,70 @@ pub struct Sample {
     pub threads: usize,
     /// Calls per second of all threads together, in the fastest trial.
     pub calls_per_sec: f64,
+    /// Median over rounds of this path's trial divided by its reference's trial in the
+    /// same round (the raw vDSO symbol); null without a reference.
+    pub ratio_to_raw: Option<f64>,
+    /// First quartile of those per-round ratios.
+    pub ratio_q1: Option<f64>,
+    /// Third quartile of those per-round ratios.
+    pub ratio_q3: Option<f64>,
 }
 
-/// Runs `f` for `calls` iterations and returns nanoseconds per call.
+/// One timed trial.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Trial {
+    /// Nanoseconds per call (per thread: the threads' average).
+    pub ns: f64,
+    /// Seconds from the common start to the slowest thread's end.
+    pub wall: f64,
+}
+
+/// Runs `f` for `calls` iterations and returns the elapsed time.
 #[inline(never)]
-fn run_loop<F: Fn()>(f: &F, calls: u64) -> f64 {
+fn run_loop<F: Fn()>(f: &F, calls: u64) -> Duration {
     let start = Instant::now();
     for _ in 0..calls {
         f();
     }
-    let elapsed = start.elapsed();
-    elapsed.as_secs_f64() * 1e9 / calls as f64
+    start.elapsed()
+}
+
+/// One trial of `calls` calls on `threads` threads that start together, so they
+/// contend for whatever the call shares (the vDSO data page, the kernel's locks).
+fn run_trial<F: Fn() + Sync>(f: &F, calls: u64, threads: usize) -> Trial {
+    let per_call = |d: Duration| d.as_secs_f64() * 1e9 / calls.max(1) as f64;
+    if threads <= 1 {
+        let d = run_loop(f, calls);
+        return Trial {
+            ns: per_call(d),
+            wall: d.as_secs_f64(),
+        };
+    }
+    let barrier = Barrier::new(threads);
+    let times: Vec<Duration> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    barrier.wait();
+                    run_loop(f, calls)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let total: f64 = times.iter().map(|&d| per_call(d)).sum();
+    Trial {
+        ns: total / threads as f64,
+        wall: times
+            .iter()
+            .max()
+            .copied()
+            .unwrap_or_default()
+            .as_secs_f64(),
+    }
 }
 
 /// Estimates the cost of one call with a short warm-up (also faults in pages and
@@ -70,116 +124,23 @@ fn run_loop<F: Fn()>(f: &F, calls: u64) -> f64 {
 fn calibrate<F: Fn()>(f: &F) -> f64 {
     let mut calls = 64u64;
     loop {
-        let start = Instant::now();
-        for _ in 0..calls {
-            f();
-        }
-        let t = start.elapsed();
-        if t >= Duration::from_micros(500) || calls >= 1 << 20 {
+        let t = run_loop(f, calls);
+        if t >= Duration::from_micros(200) || calls >= 1 << 20 {
             return t.as_secs_f64() * 1e9 / calls as f64;
         }
         calls *= 4;
     }
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
-/// Measures `f` on the calling thread.
-pub fn measure<F: Fn()>(plan: &Plan, f: F) -> Sample {
-    let calls = plan.calls_for(calibrate(&f));
-    let trials = plan.trials.max(1);
-    let mut per_call: Vec<f64> = (0..trials).map(|_| run_loop(&f, calls)).collect();
-    let ns = per_call.iter().copied().fold(f64::INFINITY, f64::min);
-    Sample {
-        ns,
-        median_ns: median(&mut per_call),
-        trials,
-        calls,
-        threads: 1,
-        calls_per_sec: 1e9 / ns,
-    }
-}
-
-/// Measures `f` on `threads` threads that start each trial together, so they
-/// contend for whatever the call shares (the vDSO data page, the kernel's locks).
-pub fn measure_threads<F: Fn() + Send + Sync + Copy + 'static>(
-    plan: &Plan,
-    threads: usize,
-    f: F,
-) -> Sample {
-    if threads <= 1 {
-        return measure(plan, f);
-    }
-    let calls = plan.calls_for(calibrate(&f));
-    let trials = plan.trials.max(1);
-    let barrier = Arc::new(Barrier::new(threads));
-    let handles: Vec<_> = (0..threads)
-        .map(|_| {
-            let barrier = Arc::clone(&barrier);
-            std::thread::spawn(move || {
-                (0..trials)
-                    .map(|_| {
-                        barrier.wait();
-                        let start = Instant::now();
-                        for _ in 0..calls {
-                            f();
-                        }
-                        start.elapsed()
-                    })
-                    .collect::<Vec<Duration>>()
-            })
-        })
-        .collect();
-    let per_thread: Vec<Vec<Duration>> = handles
-        .into_iter()
-        .map(|h| h.join().unwrap_or_default())
-        .collect();
-    // Per-thread cost: each thread's fastest trial, averaged over threads.
-    let fastest = |v: &Vec<Duration>| v.iter().copied().min().unwrap_or_default();
-    let ns = per_thread
-        .iter()
-        .map(|v| fastest(v).as_secs_f64() * 1e9 / calls as f64)
-        .sum::<f64>()
-        / threads as f64;
-    // Throughput: all calls of a trial over that trial's slowest thread.
-    let mut trial_walls: Vec<f64> = (0..trials as usize)
-        .map(|t| {
-            per_thread
-                .iter()
-                .filter_map(|v| v.get(t))
-                .max()
-                .copied()
-                .unwrap_or_default()
-                .as_secs_f64()
-        })
-        .collect();
-    let best_wall = trial_walls.iter().copied().fold(f64::INFINITY, f64::min);
-    let median_wall = median(&mut trial_walls);
-    Sample {
-        ns,
-        median_ns: median_wall * 1e9 / calls as f64,
-        trials,
-        calls,
-        threads,
-        calls_per_sec: (threads as f64 * calls as f64) / best_wall,
-    }
-}
-
-/// A measurement closure with its call inlined into the timing loop; boxing happens
-/// around the whole measurement, so no indirect call is added per iteration.
+/// A path to time, with its call inlined into the timing loop; boxing happens around
+/// the whole trial, so no indirect call is added per iteration.
 pub struct Probe {
-    run: Box<RunFn>,
+    trial: Box<TrialFn>,
+    calibrate: Box<dyn Fn() -> f64 + Send + Sync>,
 }
 
-/// A whole measurement: plan and thread count in, sample out.
-type RunFn = dyn Fn(&Plan, usize) -> Sample + Send + Sync;
+/// One trial: calls and thread count in, timing out.
+type TrialFn = dyn Fn(u64, usize) -> Trial + Send + Sync;
 
 impl std::fmt::Debug for Probe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -188,23 +149,29 @@ impl std::fmt::Debug for Probe {
 }
 
 impl Probe {
-    /// Wraps a call to measure.
+    /// Wraps a call to time.
     pub fn new<F: Fn() + Send + Sync + Copy + 'static>(f: F) -> Probe {
         Probe {
-            run: Box::new(move |plan, threads| measure_threads(plan, threads, f)),
+            trial: Box::new(move |calls, threads| run_trial(&f, calls, threads)),
+            calibrate: Box::new(move || calibrate(&f)),
         }
     }
 
-    /// Measures with `threads` threads at once.
-    pub fn run(&self, plan: &Plan, threads: usize) -> Sample {
-        (self.run)(plan, threads)
+    /// Warms the path up and estimates its ns per call.
+    pub fn calibrate(&self) -> f64 {
+        (self.calibrate)()
+    }
+
+    /// One trial of `calls` calls per thread.
+    pub fn trial(&self, calls: u64, threads: usize) -> Trial {
+        (self.trial)(calls, threads)
     }
 }
 
-/// The cost of the empty timing loop itself (one `black_box` per iteration), which
-/// every figure includes: reported so readers can subtract it.
-pub fn loop_overhead(plan: &Plan) -> Sample {
-    measure(plan, || {
+/// The empty timing loop (one `black_box` per iteration), whose cost every figure
+/// includes: reported so readers can subtract it.
+pub fn loop_overhead() -> Probe {
+    Probe::new(|| {
         black_box(());
     })
 }
@@ -214,14 +181,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn calls_follow_budget_and_bounds() {
+    fn calls_follow_trial_time_and_bounds() {
         let plan = Plan {
             trials: 5,
             calls: None,
-            budget: Duration::from_millis(100),
+            trial_time: Duration::from_micros(200),
         };
-        // 100 ms over 5 trials at 20 ns per call: 1M calls.
-        assert_eq!(plan.calls_for(20.0), 1_000_000);
+        // 200 µs at 20 ns per call: 10,000 calls; at 2 ns: 100,000.
+        assert_eq!(plan.calls_for(20.0), 10_000);
+        assert_eq!(plan.calls_for(2.0), 100_000);
         assert_eq!(plan.calls_for(1e9), Plan::MIN_CALLS);
         let fixed = Plan {
             calls: Some(1234),
@@ -231,23 +199,13 @@ mod tests {
     }
 
     #[test]
-    fn median_of_even_and_odd() {
-        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
-    }
-
-    #[test]
-    fn threads_report_every_trial() {
-        let plan = Plan {
-            trials: 3,
-            calls: Some(1000),
-            budget: Duration::ZERO,
-        };
-        let s = measure_threads(&plan, 2, || {
+    fn threads_report_per_thread_cost_and_wall_time() {
+        let p = Probe::new(|| {
             black_box(std::time::Instant::now());
         });
-        assert_eq!((s.threads, s.trials, s.calls), (2, 3, 1000));
-        assert!(s.ns.is_finite() && s.ns > 0.0);
-        assert!(s.calls_per_sec.is_finite() && s.calls_per_sec > 0.0);
+        let t = p.trial(1000, 2);
+        assert!(t.ns.is_finite() && t.ns > 0.0);
+        // The slowest thread's 1000 calls took at least the average thread's.
+        assert!(t.wall * 1e9 >= t.ns * 1000.0 * 0.999_999, "{t:?}");
     }
 }

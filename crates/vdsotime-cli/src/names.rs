@@ -6,6 +6,11 @@ use vdsotime::{ClockId, Function};
 /// does: the first id past CLOCK_TAI, which the kernel rejects with EINVAL.
 pub const UNSUPPORTED: ClockId = ClockId::from_raw(12);
 
+/// The first CLOCK_AUX id (Linux 6.17+): served by the vDSO only where the kernel has
+/// auxiliary clocks and this one is enabled, otherwise refused with EINVAL. Bench
+/// measures it to show what such an id costs on each path.
+pub const AUX: ClockId = ClockId::from_raw(16);
+
 /// Invalid clock ids whose errors must match the kernel's (vdso_test_correctness).
 pub const INVALID_IDS: [i32; 6] = [-1, 10, 12, 1000, i32::MIN, i32::MAX];
 

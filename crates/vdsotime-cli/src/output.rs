@@ -53,6 +53,28 @@ pub fn ratio(v: f64) -> String {
     }
 }
 
+/// A ratio to a reference, precise enough to tell 1.004 from 1.012: three decimals
+/// below 10, one above.
+pub fn ratio_plain(v: f64) -> String {
+    if !v.is_finite() {
+        "-".to_string()
+    } else if v < 10.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// A median ratio with its interquartile range: `1.004 [0.998-1.011]`.
+pub fn ratio_spread(median: f64, q1: f64, q3: f64) -> String {
+    format!(
+        "{} [{}-{}]",
+        ratio_plain(median),
+        ratio_plain(q1),
+        ratio_plain(q3)
+    )
+}
+
 /// Writes a value as pretty JSON on stdout.
 pub fn print_json<T: Serialize>(v: &T) -> Result<(), String> {
     let s = serde_json::to_string_pretty(v).map_err(|e| format!("JSON: {e}"))?;
@@ -87,5 +109,7 @@ mod tests {
         assert_eq!(ns(f64::NAN), "-");
         assert_eq!(ratio(9.81), "9.81x");
         assert_eq!(ratio(98.1), "98.1x");
+        assert_eq!(ratio_spread(1.0041, 0.998, 1.0114), "1.004 [0.998-1.011]");
+        assert_eq!(ratio_spread(45.31, 44.0, 47.0), "45.3 [44.0-47.0]");
     }
 }

@@ -1,5 +1,8 @@
-//! `bench --peers`: the "what time is it" calls of std and other crates, next to
-//! vdsotime's own, so a user can see what switching would buy.
+//! `bench --peers`: the "what time is it" calls of other crates and vdsotime's own
+//! `Instant`, so a user can see what switching would buy. (std and rustix's dynamic
+//! `clock_gettime` are columns of the main table.) Each peer is timed interleaved with
+//! the raw vDSO `clock_gettime` of the clock it reads (`CLOCK_MONOTONIC` for the TSC
+//! readers, which replace it) and reported as a ratio to it.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -23,29 +26,16 @@ pub struct Peer {
     pub probe: Probe,
 }
 
+impl Peer {
+    /// The clock whose raw vDSO reading this peer is compared with.
+    pub fn reference_clock(&self) -> ClockId {
+        self.clock.unwrap_or(ClockId::MONOTONIC)
+    }
+}
+
 /// Every peer, in table order.
 pub fn all() -> Vec<Peer> {
     vec![
-        Peer {
-            function: "std::time::Instant::now",
-            path: "std",
-            clock: Some(ClockId::MONOTONIC),
-            source: "libc clock_gettime",
-            probe: Probe::new(|| {
-                let t = std::time::Instant::now();
-                black_box(&t);
-            }),
-        },
-        Peer {
-            function: "std::time::SystemTime::now",
-            path: "std",
-            clock: Some(ClockId::REALTIME),
-            source: "libc clock_gettime",
-            probe: Probe::new(|| {
-                let t = std::time::SystemTime::now();
-                black_box(&t);
-            }),
-        },
         Peer {
             function: "rustix::time::clock_gettime",
             path: "rustix",

@@ -1,16 +1,16 @@
 //! The default run (`cargo run --release`): what the vDSO is, how fast it is, and
 //! the doctor's verdict, in a few seconds.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::Serialize;
 
 use crate::bench::{self, BenchReport};
+use crate::bench_table;
 use crate::classify::{self, Verdict};
 use crate::doctor;
 use crate::facts;
 use crate::info::{self, Info};
-use crate::measure::Plan;
 use crate::output::{self, Exit};
 use crate::profile::{self, Profile};
 use crate::targets::{self, Impl};
@@ -35,14 +35,9 @@ pub fn run(json: bool) -> Exit {
         info::print_vdso(&info, false);
         println!();
     }
-    let plan = Plan {
-        trials: 5,
-        calls: None,
-        budget: Duration::from_millis(40),
-    };
     let rows = targets::short_rows();
-    let impls = [Impl::Vdsotime, Impl::Libc, Impl::Syscall];
-    let report = bench::collect(&rows, &impls, &plan, 1, false);
+    let impls = [Impl::Vdsotime, Impl::VdsoRaw, Impl::Libc, Impl::Syscall];
+    let report = bench::collect(&rows, &impls, &bench::default_plan(), 1, false);
     let profile = profile::from_report(&report, facts::collect());
     let verdict = classify::classify(&profile);
     if json {
@@ -54,7 +49,8 @@ pub fn run(json: bool) -> Exit {
             seconds: start.elapsed().as_secs_f64(),
         })?;
     } else {
-        bench::print_table(&report, &rows, &impls);
+        bench_table::print_header(&report);
+        bench_table::print_ns(&report, &rows, &impls);
         println!();
         doctor::print(&verdict);
         println!(

@@ -107,7 +107,7 @@ pub fn render(r: &BenchReport) -> String {
     let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let h = &r.header;
     let title = format!(
-        "ns per call, log scale (fastest of {} trials{}) - {} - kernel {} - clocksource {}",
+        "ns per call, log scale (fastest of {} interleaved trials{}) - {} - kernel {} - clocksource {}",
         h.trials,
         if h.threads > 1 {
             format!(", {} threads", h.threads)

@@ -9,7 +9,8 @@ const LIBRARY: [&str; 5] = [
 ];
 
 /// Every numeric field of a measurement is positive and finite (clock_id is an id,
-/// and 0 is CLOCK_REALTIME).
+/// and 0 is CLOCK_REALTIME); the ratio fields are numbers together or null together,
+/// with q1 <= median <= q3.
 fn check_measurement(m: &serde_json::Value, trials: u64) {
     let obj = m.as_object().unwrap();
     for (k, v) in obj {
@@ -25,7 +26,43 @@ fn check_measurement(m: &serde_json::Value, trials: u64) {
         m["ns"].as_f64().unwrap() <= m["median_ns"].as_f64().unwrap() * 1.000_001,
         "{m}"
     );
+    let ratios = ["ratio_q1", "ratio_to_raw", "ratio_q3"].map(|k| {
+        assert!(obj.contains_key(k), "{k} missing: {m}");
+        m[k].as_f64()
+    });
+    match ratios {
+        [Some(q1), Some(med), Some(q3)] => assert!(q1 <= med && med <= q3, "{m}"),
+        [None, None, None] => {}
+        _ => panic!("ratio fields partly null: {m}"),
+    }
 }
+
+/// The cell of `function(clock)` through `path`, if measured.
+fn cell<'a>(
+    ms: &'a [serde_json::Value],
+    function: &str,
+    clock: Option<&str>,
+    path: &str,
+) -> Option<&'a serde_json::Value> {
+    ms.iter()
+        .find(|m| m["function"] == function && m["path"] == path && m["clock"].as_str() == clock)
+}
+
+const CLOCKS: [&str; 13] = [
+    "CLOCK_REALTIME",
+    "CLOCK_MONOTONIC",
+    "CLOCK_PROCESS_CPUTIME_ID",
+    "CLOCK_THREAD_CPUTIME_ID",
+    "CLOCK_MONOTONIC_RAW",
+    "CLOCK_REALTIME_COARSE",
+    "CLOCK_MONOTONIC_COARSE",
+    "CLOCK_BOOTTIME",
+    "CLOCK_REALTIME_ALARM",
+    "CLOCK_BOOTTIME_ALARM",
+    "CLOCK_TAI",
+    "clock id 12",
+    "clock id 16",
+];
 
 #[test]
 fn bench_json_svg_and_peers() {
@@ -35,74 +72,97 @@ fn bench_json_svg_and_peers() {
         &[
             "bench",
             "--trials",
-            "2",
+            "3",
             "--calls",
             "300",
             "--peers",
+            "--first-call-runs",
+            "2",
             "--svg",
             svg.to_str().unwrap(),
         ],
         0,
     );
     positive(&v["header"]["loop_overhead_ns"], "loop overhead");
-    assert_eq!(v["header"]["trials"], 2);
+    assert_eq!(v["header"]["trials"], 3);
+    assert!(v["header"]["trial_us"].is_null(), "--calls fixes the count");
+    assert_eq!(v["first_call"]["runs"], 2);
     let ms = v["measurements"].as_array().unwrap();
     for m in ms {
-        check_measurement(m, 2);
+        check_measurement(m, 3);
         assert_eq!(m["calls"], 300);
     }
-    let has = |f: &str, clock: Option<&str>, path: &str| {
-        ms.iter()
-            .any(|m| m["function"] == f && m["path"] == path && m["clock"].as_str() == clock)
-    };
-    let clocks = [
-        "CLOCK_REALTIME",
-        "CLOCK_MONOTONIC",
-        "CLOCK_PROCESS_CPUTIME_ID",
-        "CLOCK_THREAD_CPUTIME_ID",
-        "CLOCK_MONOTONIC_RAW",
-        "CLOCK_REALTIME_COARSE",
-        "CLOCK_MONOTONIC_COARSE",
-        "CLOCK_BOOTTIME",
-        "CLOCK_REALTIME_ALARM",
-        "CLOCK_BOOTTIME_ALARM",
-        "CLOCK_TAI",
-        "clock id 12",
-    ];
+    let has = |f: &str, clock: Option<&str>, path: &str| cell(ms, f, clock, path).is_some();
     for path in ["vdsotime", "libc", "syscall"] {
-        for c in clocks {
+        for c in CLOCKS {
             assert!(
                 has("clock_gettime", Some(c), path),
                 "clock_gettime {c} via {path}"
             );
         }
-        assert!(has("clock_getres", Some("CLOCK_MONOTONIC"), path));
+        for c in [
+            "CLOCK_MONOTONIC",
+            "CLOCK_MONOTONIC_COARSE",
+            "CLOCK_PROCESS_CPUTIME_ID",
+        ] {
+            assert!(has("clock_getres", Some(c), path), "clock_getres {c}");
+        }
         for f in ["gettimeofday", "time", "getcpu"] {
             assert!(has(f, None, path), "{f} via {path}");
         }
     }
-    // The raw symbol is measured wherever the vDSO exports one.
+    // rustix where it can name the clock; std where it reads that clock.
+    for c in &CLOCKS[..11] {
+        assert!(has("clock_gettime", Some(c), "rustix"), "rustix {c}");
+    }
+    assert!(!has("clock_gettime", Some("clock id 12"), "rustix"));
+    assert!(!has("gettimeofday", None, "rustix") && has("getcpu", None, "rustix"));
+    let std_rows: Vec<_> = ms.iter().filter(|m| m["path"] == "std").collect();
+    assert_eq!(std_rows.len(), 2, "std: Instant and SystemTime only");
+    assert!(has("clock_gettime", Some("CLOCK_MONOTONIC"), "std"));
+    assert!(has("clock_gettime", Some("CLOCK_REALTIME"), "std"));
+
+    // The raw symbol is measured wherever the vDSO exports one; every path of its
+    // row is a ratio to it, and it is exactly 1 against itself.
     assert!(has("clock_gettime", Some("CLOCK_MONOTONIC"), "vdso-raw"));
+    for m in ms
+        .iter()
+        .filter(|m| LIBRARY.contains(&m["function"].as_str().unwrap()))
+    {
+        let raw = cell(
+            ms,
+            m["function"].as_str().unwrap(),
+            m["clock"].as_str(),
+            "vdso-raw",
+        );
+        assert_eq!(m["ratio_to_raw"].is_number(), raw.is_some(), "{m}");
+        if m["path"] == "vdso-raw" {
+            for k in ["ratio_q1", "ratio_to_raw", "ratio_q3"] {
+                assert_eq!(m[k].as_f64(), Some(1.0), "{m}");
+            }
+        }
+    }
     for m in ms
         .iter()
         .filter(|m| m["path"] == "vdsotime" && LIBRARY.contains(&m["function"].as_str().unwrap()))
     {
         let route = m["route"].as_str().unwrap();
-        assert!(route == "syscall" || route.contains('@'), "{route}");
+        // getcpu is answered from glibc's rseq area where glibc registered one.
+        let rseq = m["function"] == "getcpu" && route == "rseq area (glibc)";
+        assert!(route == "syscall" || route.contains('@') || rseq, "{route}");
     }
     for peer in [
-        "std::time::Instant::now",
-        "std::time::SystemTime::now",
         "rustix::time::clock_gettime",
         "quanta::Instant::now",
         "minstant::Instant::now",
         "coarsetime::Instant::now",
         "vdsotime::Instant::now",
+        "libc::syscall(SYS_clock_gettime)",
     ] {
-        assert!(
-            ms.iter().any(|m| m["function"] == peer),
-            "peer {peer} missing"
-        );
+        let m = ms.iter().find(|m| m["function"] == peer);
+        let m = m.unwrap_or_else(|| panic!("peer {peer} missing"));
+        // Each peer is a ratio to the raw reading of its clock, measured with it.
+        assert_eq!(m["ratio_to_raw"].is_number(), raw_symbol_exists(ms), "{m}");
     }
     assert!(ms.iter().any(|m| m["function"]
         .as_str()
@@ -133,10 +193,49 @@ fn bench_json_svg_and_peers() {
     let _ = std::fs::remove_dir_all(d);
 }
 
+/// Whether this process's vDSO gave a raw clock_gettime (not on powerpc, not without a vDSO).
+fn raw_symbol_exists(ms: &[serde_json::Value]) -> bool {
+    cell(ms, "clock_gettime", Some("CLOCK_MONOTONIC"), "vdso-raw").is_some()
+}
+
+#[test]
+fn bench_sizes_trials_by_time_unless_calls_are_given() {
+    let v = json(
+        &[
+            "bench",
+            "--trials",
+            "2",
+            "--trial-us",
+            "50",
+            "--first-call-runs",
+            "0",
+        ],
+        0,
+    );
+    assert_eq!(v["header"]["trial_us"], 50.0);
+    assert!(v["first_call"].is_null());
+    let ms = v["measurements"].as_array().unwrap();
+    for m in ms {
+        check_measurement(m, 2);
+    }
+    // Sized from a warm-up to about 50 µs, never below the floor of 100 calls.
+    assert!(ms.iter().all(|m| m["calls"].as_u64().unwrap() >= 100));
+}
+
 #[test]
 fn bench_threads_report_throughput() {
     let v = json(
-        &["bench", "--trials", "1", "--calls", "200", "--threads", "2"],
+        &[
+            "bench",
+            "--trials",
+            "1",
+            "--calls",
+            "200",
+            "--threads",
+            "2",
+            "--first-call-runs",
+            "0",
+        ],
         0,
     );
     assert_eq!(v["header"]["threads"], 2);
@@ -147,21 +246,52 @@ fn bench_threads_report_throughput() {
 }
 
 #[test]
-fn bench_table_is_seed_style() {
-    let (c, out, err) = parts(&run(&["bench", "--trials", "1", "--calls", "200"]));
+fn bench_tables_show_ns_and_ratios() {
+    let (c, out, err) = parts(&run(&[
+        "bench",
+        "--trials",
+        "2",
+        "--calls",
+        "200",
+        "--first-call-runs",
+        "0",
+    ]));
     assert_eq!(c, 0, "{err}");
     for col in [
         "| function",
         "vdsotime",
         "vdso-raw",
         "libc",
+        "rustix",
+        "std",
         "syscall",
         "speed-up",
         "vdsotime/raw",
+        "libc/raw",
+        "rustix/raw",
+        "std/raw",
+        "syscall/raw",
     ] {
         assert!(out.contains(col), "missing column {col}:\n{out}");
     }
     assert!(out.contains("clock_gettime(MONOTONIC)") && out.contains("clock_gettime(id 12)"));
+    assert!(out.contains("clock_gettime(id 16)") && out.contains("clock_getres(MONOTONIC_COARSE)"));
+    assert!(out.contains("interleaved: 2 rounds"), "{out}");
+    assert!(out.contains("median [q1-q3] over 2 rounds"), "{out}");
+    // The ratio table's cells: `median [q1-q3]`, three decimals below 10.
+    let mono = out
+        .lines()
+        .filter(|l| l.starts_with("| clock_gettime(MONOTONIC) "))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no ratio row:\n{out}"));
+    let cells: Vec<&str> = mono.split('|').map(str::trim).collect();
+    let well_formed = |c: &str| {
+        let (med, range) = c.split_once(" [").unwrap_or_else(|| panic!("{c:?}"));
+        let (q1, q3) = range.trim_end_matches(']').split_once('-').unwrap();
+        [med, q1, q3].iter().all(|x| x.parse::<f64>().is_ok())
+    };
+    // function, vdsotime, libc, rustix, std, syscall: every path has a ratio here.
+    assert!(cells[2..7].iter().all(|c| well_formed(c)), "{mono}\n{out}");
     assert!(
         out.contains("empty loop"),
         "loop overhead not reported:\n{out}"
@@ -171,8 +301,10 @@ fn bench_table_is_seed_style() {
 }
 
 #[test]
-fn bench_rejects_bad_duration() {
-    let (c, _, err) = parts(&run(&["bench", "--duration", "0"]));
-    assert_eq!(c, 1);
-    assert!(err.contains("--duration"));
+fn bench_rejects_bad_trial_length() {
+    for bad in ["0", "-5", "nan", "inf"] {
+        let (c, _, err) = parts(&run(&["bench", &format!("--trial-us={bad}")]));
+        assert_ne!(c, 0, "{bad}");
+        assert!(err.contains("--trial-us"), "{bad}: {err}");
+    }
 }

@@ -1,5 +1,5 @@
 //! Runs the built `vdsotime` binary against this machine's kernel and checks its
-//! exit statuses and documents. Small --calls/--trials/--duration keep it fast;
+//! exit statuses and documents. Small --calls/--trials/--trial-us keep it fast;
 //! nothing here asserts a timing.
 
 mod bench;
