@@ -15,6 +15,8 @@ static INIT: Constructor = init;
 
 /// glibc calls `.init_array` entries of shared objects with `(argc, argv, envp)`.
 extern "C" fn init(_argc: c_int, _argv: *const *const c_char, envp: *const *const c_char) {
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    crate::trampoline::bind();
     let envp = if envp.is_null() {
         // SAFETY: reading the C library's `environ` pointer, which the dynamic linker set
         // before running constructors.

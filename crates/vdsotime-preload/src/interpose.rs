@@ -2,7 +2,7 @@
 //! program's calls here instead of to the C library. Each is one call into
 //! [`vdsotime_c::abi`], the code behind libvdsotime's `vdsotime_*` functions.
 
-use core::ffi::{c_int, c_uint, c_void};
+use core::ffi::{c_int, c_uint};
 
 use vdsotime_c::abi;
 
@@ -26,17 +26,19 @@ pub unsafe extern "C" fn clock_getres(clock: libc::clockid_t, res: *mut libc::ti
     unsafe { abi::clock_getres(clock, res) }
 }
 
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 /// `gettimeofday(2)`; either pointer may be NULL, `tz` is filled as the kernel does.
 ///
 /// # Safety
 /// `tv` is NULL or writable for a `struct timeval`; `tz` is NULL or writable for a
 /// `struct timezone`.
 #[no_mangle]
-pub unsafe extern "C" fn gettimeofday(tv: *mut libc::timeval, tz: *mut c_void) -> c_int {
+pub unsafe extern "C" fn gettimeofday(tv: *mut libc::timeval, tz: *mut core::ffi::c_void) -> c_int {
     // SAFETY: forwarded caller contract.
     unsafe { abi::gettimeofday(tv, tz) }
 }
 
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 /// `time(2)`; `t` may be NULL.
 ///
 /// # Safety

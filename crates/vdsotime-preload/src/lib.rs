@@ -13,3 +13,5 @@ mod init;
 mod interpose;
 #[cfg(target_pointer_width = "32")]
 mod time64;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod trampoline;
