@@ -278,6 +278,8 @@ pub enum Function {
     Time,
     /// [`getcpu`].
     Getcpu,
+    /// [`crate::getrandom`].
+    Getrandom,
 }
 
 /// How a function is served in this process.
@@ -350,6 +352,7 @@ pub fn path(function: Function) -> Path {
             crate::RseqArea::Glibc { node: true, .. } => Path::Rseq,
             _ => b.getcpu.path,
         },
+        Function::Getrandom => crate::random::path(),
     }
 }
 
@@ -369,6 +372,7 @@ pub unsafe fn init_from_image(addr: usize) {
         unsafe { crate::vdso::publish(addr) };
     }
     table::reset();
+    crate::random::reset();
 }
 
 /// Like [`init_from_image`], with the address taken from an auxiliary vector.

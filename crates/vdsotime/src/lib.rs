@@ -22,6 +22,9 @@
 //! # Ok::<(), vdsotime::Errno>(())
 //! ```
 //!
+//! Random bytes too: [`getrandom`] serves `getrandom(2)` from the vDSO where the kernel
+//! exports it (Linux 6.11+), see [`random`].
+//!
 //! Data flows one way: [`auxv`] finds the image, [`elf`] reads it, [`Vdso`] names its
 //! symbols, [`arch`] says which ones this architecture exports, the function table
 //! binds each entry point once, and the calls at the crate root use it. [`syscall`] is
@@ -39,6 +42,7 @@ mod clock;
 pub mod elf;
 mod errno;
 mod instant;
+pub mod random;
 pub mod raw;
 pub mod rseq;
 mod sys;
@@ -57,6 +61,7 @@ pub use clock::ClockId;
 pub use elf::{ElfClass, ElfError, Endian, Symbol, Symbols};
 pub use errno::Errno;
 pub use instant::Instant;
+pub use random::{getrandom, GrndFlags};
 pub use rseq::RseqArea;
 pub use time::{OutOfRange, Timespec, Timeval, Timezone};
 pub use vdso::{vdso, Vdso};

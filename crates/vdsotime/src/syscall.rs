@@ -228,3 +228,35 @@ pub(crate) unsafe extern "C" fn raw_getcpu(
     // SAFETY: the kernel writes each non-null output; the cache argument is ignored.
     ret_i32(unsafe { syscall(nr::__NR_getcpu, cpu as usize, node as usize, 0, 0, 0) })
 }
+
+/// `getrandom(2)` by the system call: the kernel's exact results and errors (see
+/// [`crate::getrandom`]), never the vDSO.
+///
+/// ```
+/// use vdsotime::{syscall, Errno, GrndFlags};
+/// let mut buf = [0u8; 8];
+/// assert_eq!(syscall::getrandom(&mut buf, GrndFlags::INSECURE), Ok(8));
+/// assert_eq!(
+///     syscall::getrandom(&mut buf, GrndFlags::INSECURE | GrndFlags::RANDOM),
+///     Err(Errno::EINVAL)
+/// );
+/// ```
+pub fn getrandom(buf: &mut [u8], flags: crate::GrndFlags) -> Result<usize, Errno> {
+    // SAFETY: `buf` is writable for its length.
+    let ret = unsafe { raw_getrandom(buf.as_mut_ptr(), buf.len(), flags.raw()) };
+    match Errno::from_ret(ret) {
+        Some(e) => Err(e),
+        None => Ok(ret as usize),
+    }
+}
+
+/// The `getrandom` system call: a byte count or `-errno`.
+///
+/// # Safety
+/// `buf` must be writable for `len` bytes; the kernel checks the range itself and
+/// fails with `EFAULT` for memory it cannot write.
+#[inline]
+pub(crate) unsafe fn raw_getrandom(buf: *mut u8, len: usize, flags: u32) -> isize {
+    // SAFETY: forwarded from the caller.
+    unsafe { syscall(nr::__NR_getrandom, buf as usize, len, flags as usize, 0, 0) }
+}

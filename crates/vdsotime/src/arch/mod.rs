@@ -33,6 +33,11 @@ pub struct ArchTable {
     pub time: Option<&'static str>,
     /// `getcpu`.
     pub getcpu: Option<&'static str>,
+    /// `getrandom` (Linux 6.11+ on x86-64, 6.12+ on arm64, powerpc, s390x and
+    /// loongarch, 6.16+ on riscv64); `None` on 32-bit targets, where vdsotime always
+    /// makes the system call. Not one of [`ArchTable::symbols`], which are the time
+    /// symbols every kernel of the architecture exports.
+    pub getrandom: Option<&'static str>,
     /// Trust the time64 symbol only when the time32 one is also present: arm kernels
     /// 5.5–5.7 could export a broken `__vdso_clock_gettime64` while zeroing the names
     /// of the time32 symbols (musl's rule).

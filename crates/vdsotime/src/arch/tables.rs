@@ -16,12 +16,13 @@ const NONE: ArchTable = ArchTable {
     gettimeofday: None,
     time: None,
     getcpu: None,
+    getrandom: None,
     time64_needs_time32: false,
     needs_call_shim: false,
     enosys_means_unserved: false,
 };
 
-/// x86-64: the whole set, including `time` and `getcpu`.
+/// x86-64: the whole set, including `time`, `getcpu` and (6.11+) `getrandom`.
 pub static X86_64: ArchTable = ArchTable {
     name: "x86_64",
     machine: 62,
@@ -31,6 +32,7 @@ pub static X86_64: ArchTable = ArchTable {
     gettimeofday: Some("__vdso_gettimeofday"),
     time: Some("__vdso_time"),
     getcpu: Some("__vdso_getcpu"),
+    getrandom: Some("__vdso_getrandom"),
     ..NONE
 };
 
@@ -41,10 +43,11 @@ pub static I686: ArchTable = ArchTable {
     class: Elf32,
     clock_gettime64: Some("__vdso_clock_gettime64"),
     clock_getres64: Some("__vdso_clock_getres_time64"),
+    getrandom: None,
     ..X86_64
 };
 
-/// arm64: no `time`, no `getcpu`; GNU hash only from Linux 6.11.
+/// arm64: no `time`, no `getcpu`; GNU hash only from Linux 6.11; `getrandom` from 6.12.
 pub static AARCH64: ArchTable = ArchTable {
     name: "aarch64",
     machine: 183,
@@ -52,6 +55,7 @@ pub static AARCH64: ArchTable = ArchTable {
     clock_gettime: Some("__kernel_clock_gettime"),
     clock_getres: Some("__kernel_clock_getres"),
     gettimeofday: Some("__kernel_gettimeofday"),
+    getrandom: Some("__kernel_getrandom"),
     ..NONE
 };
 
@@ -70,7 +74,7 @@ pub static ARM: ArchTable = ArchTable {
     ..NONE
 };
 
-/// RISC-V 64.
+/// RISC-V 64: `getrandom` from Linux 6.16.
 pub static RISCV64: ArchTable = ArchTable {
     name: "riscv64",
     machine: 243,
@@ -79,10 +83,11 @@ pub static RISCV64: ArchTable = ArchTable {
     clock_getres: Some("__vdso_clock_getres"),
     gettimeofday: Some("__vdso_gettimeofday"),
     getcpu: Some("__vdso_getcpu"),
+    getrandom: Some("__vdso_getrandom"),
     ..NONE
 };
 
-/// 64-bit powerpc, either byte order.
+/// 64-bit powerpc, either byte order; `getrandom` from Linux 6.12.
 pub static POWERPC64: ArchTable = ArchTable {
     name: "powerpc64",
     machine: 21,
@@ -92,21 +97,24 @@ pub static POWERPC64: ArchTable = ArchTable {
     gettimeofday: Some("__kernel_gettimeofday"),
     time: Some("__kernel_time"),
     getcpu: Some("__kernel_getcpu"),
+    getrandom: Some("__kernel_getrandom"),
     needs_call_shim: true,
     ..NONE
 };
 
-/// 32-bit powerpc.
+/// 32-bit powerpc (whose vDSO has `getrandom` too; vdsotime makes the system call on
+/// every 32-bit target).
 pub static POWERPC: ArchTable = ArchTable {
     name: "powerpc",
     machine: 20,
     class: Elf32,
     clock_gettime64: Some("__kernel_clock_gettime64"),
     clock_getres64: Some("__kernel_clock_getres_time64"),
+    getrandom: None,
     ..POWERPC64
 };
 
-/// s390x: `DT_HASH` with 64-bit words.
+/// s390x: `DT_HASH` with 64-bit words; `getrandom` from Linux 6.12.
 pub static S390X: ArchTable = ArchTable {
     name: "s390x",
     machine: 22,
@@ -115,10 +123,11 @@ pub static S390X: ArchTable = ArchTable {
     clock_getres: Some("__kernel_clock_getres"),
     gettimeofday: Some("__kernel_gettimeofday"),
     getcpu: Some("__kernel_getcpu"),
+    getrandom: Some("__kernel_getrandom"),
     ..NONE
 };
 
-/// LoongArch 64.
+/// LoongArch 64: `getrandom` from Linux 6.12.
 pub static LOONGARCH64: ArchTable = ArchTable {
     name: "loongarch64",
     machine: 258,
@@ -127,6 +136,7 @@ pub static LOONGARCH64: ArchTable = ArchTable {
     clock_getres: Some("__vdso_clock_getres"),
     gettimeofday: Some("__vdso_gettimeofday"),
     getcpu: Some("__vdso_getcpu"),
+    getrandom: Some("__vdso_getrandom"),
     ..NONE
 };
 

@@ -8,7 +8,7 @@
 /// registers are all that differ.
 #[allow(unused_macros)]
 macro_rules! register_syscall {
-    ($insn:literal, nr = $nr:tt, args = [$a0:tt, $a1:tt, $a2:tt, $a3:tt, $a4:tt]
+    ($insn:literal, nr = $nr:tt, args = [$a0:tt, $a1:tt, $a2:tt, $a3:tt, $a4:tt, $a5:tt]
      $(, clobbers = [$($c:tt),*])?) => {
         /// Performs system call `nr` with five arguments (unused ones zero).
         ///
@@ -16,6 +16,16 @@ macro_rules! register_syscall {
         /// The arguments must be valid for that system call (pointers writable, etc.).
         #[inline]
         pub(crate) unsafe fn syscall(nr: u32, a0: usize, a1: usize, a2: usize, a3: usize, a4: usize) -> isize {
+            // SAFETY: forwarded from the caller; the sixth argument is unused (zero).
+            unsafe { syscall6(nr, a0, a1, a2, a3, a4, 0) }
+        }
+
+        /// Performs system call `nr` with six arguments (`mmap`).
+        ///
+        /// # Safety
+        /// The arguments must be valid for that system call (pointers writable, etc.).
+        #[inline]
+        pub(crate) unsafe fn syscall6(nr: u32, a0: usize, a1: usize, a2: usize, a3: usize, a4: usize, a5: usize) -> isize {
             let ret: isize;
             // SAFETY: the caller vouches for the arguments; the kernel preserves every
             // register but the result and the clobbers declared here.
@@ -24,7 +34,7 @@ macro_rules! register_syscall {
                     $insn,
                     in($nr) nr as usize,
                     inlateout($a0) a0 as isize => ret,
-                    in($a1) a1, in($a2) a2, in($a3) a3, in($a4) a4,
+                    in($a1) a1, in($a2) a2, in($a3) a3, in($a4) a4, in($a5) a5,
                     $($(lateout($c) _,)*)?
                     options(nostack, preserves_flags)
                 );
@@ -57,7 +67,11 @@ mod imp;
 compile_error!("vdsotime has no raw system call code for this architecture yet");
 
 pub(crate) use imp::syscall;
+/// Six-argument system calls (`mmap`), on the 64-bit targets, the only ones that map
+/// vDSO getrandom states.
+#[cfg(target_pointer_width = "64")]
+pub(crate) use imp::syscall6;
 #[cfg(target_arch = "powerpc64")]
-pub(crate) use imp::vdso_call;
+pub(crate) use imp::{vdso_call, vdso_call5};
 
 pub(crate) use linux_raw_sys::general as nr;

@@ -1,4 +1,4 @@
-//! x86-64: `syscall`, number in rax, arguments in rdi, rsi, rdx, r10, r8.
+//! x86-64: `syscall`, number in rax, arguments in rdi, rsi, rdx, r10, r8, r9.
 
 /// Performs system call `nr` with five arguments (unused ones zero).
 ///
@@ -13,6 +13,24 @@ pub(crate) unsafe fn syscall(
     a3: usize,
     a4: usize,
 ) -> isize {
+    // SAFETY: forwarded from the caller; the sixth argument is unused (zero).
+    unsafe { syscall6(nr, a0, a1, a2, a3, a4, 0) }
+}
+
+/// Performs system call `nr` with six arguments (`mmap`).
+///
+/// # Safety
+/// The arguments must be valid for that system call (pointers writable, etc.).
+#[inline]
+pub(crate) unsafe fn syscall6(
+    nr: u32,
+    a0: usize,
+    a1: usize,
+    a2: usize,
+    a3: usize,
+    a4: usize,
+    a5: usize,
+) -> isize {
     let ret: isize;
     // SAFETY: the caller vouches for the arguments; `syscall` clobbers only rcx and
     // r11 besides rax, declared here, and touches no stack.
@@ -20,7 +38,7 @@ pub(crate) unsafe fn syscall(
         core::arch::asm!(
             "syscall",
             inlateout("rax") nr as isize => ret,
-            in("rdi") a0, in("rsi") a1, in("rdx") a2, in("r10") a3, in("r8") a4,
+            in("rdi") a0, in("rsi") a1, in("rdx") a2, in("r10") a3, in("r8") a4, in("r9") a5,
             lateout("rcx") _, lateout("r11") _,
             options(nostack, preserves_flags)
         );

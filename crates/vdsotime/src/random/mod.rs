@@ -1,0 +1,177 @@
+//! Random bytes from the vDSO's `getrandom` (Linux 6.11+): the kernel's ChaCha20
+//! generator run in user space, keyed and reseeded by the kernel, with the results and
+//! errors of the `getrandom(2)` system call.
+//!
+//! - [`crate::getrandom`] and [`fill`]: with the `std` feature, each thread gets a
+//!   state of its own on its first call, from a lock-free pool of pages; the state goes
+//!   back to the pool when the thread exits ([`pool_stats`]). Without `std` they make
+//!   the system call, and [`State`] is the fast path.
+//! - [`State`]: a state the caller owns, for `no_std` programs.
+//!
+//! What the kernel guarantees and this module keeps: a state is used by one thread at
+//! a time; a signal handler that interrupts a call and calls again on the same thread
+//! is served by the system call (the vDSO's `in_use` flag); a forked child never
+//! repeats its parent's bytes (states live in `MAP_DROPPABLE` memory, which the child
+//! gets zeroed, and the vDSO rekeys on the generation change). Flags the vDSO would
+//! not answer as the kernel does go straight to the system call. Where there is no
+//! usable vDSO `getrandom` (no vDSO, kernels before 6.11, 32-bit targets), everything
+//! goes through the system call.
+
+mod entry;
+mod flags;
+mod mapping;
+#[cfg(feature = "std")]
+mod pool;
+mod state;
+#[cfg(feature = "std")]
+mod thread;
+
+use core::mem::MaybeUninit;
+
+pub use entry::{params, Params};
+pub use flags::GrndFlags;
+#[cfg(feature = "std")]
+pub use pool::{pool_stats, PoolStats};
+pub use state::State;
+
+use crate::{Errno, Path};
+
+/// `getrandom(2)`: fills up to `buf.len()` bytes and says how many, with the system
+/// call's semantics: an unknown flag or `GRND_INSECURE | GRND_RANDOM` gives `EINVAL`;
+/// an empty buffer gives 0; a request above `INT_MAX` rounded down to a page is cut to
+/// that many bytes, as the kernel does; before the kernel's generator is ready,
+/// `GRND_NONBLOCK` gives `EAGAIN` and a blocking call may give `EINTR` (the vDSO then
+/// makes the system call itself). Use [`fill`] to get the whole buffer.
+///
+/// With the `std` feature this uses the calling thread's vDSO state (taken on its first
+/// call); without it, the system call ([`State`] is the `no_std` fast path).
+///
+/// ```
+/// use vdsotime::{getrandom, Errno, GrndFlags};
+/// let mut buf = [0u8; 16];
+/// assert_eq!(getrandom(&mut buf, GrndFlags::NONE), Ok(16));
+/// assert_eq!(getrandom(&mut buf, GrndFlags::from_raw(8)), Err(Errno::EINVAL));
+/// assert_eq!(getrandom(&mut [], GrndFlags::NONE), Ok(0));
+/// ```
+#[inline]
+pub fn getrandom(buf: &mut [u8], flags: GrndFlags) -> Result<usize, Errno> {
+    // SAFETY: `buf` is writable for its length.
+    unsafe { getrandom_to(buf.as_mut_ptr(), buf.len(), flags) }
+}
+
+/// [`crate::getrandom`] into raw memory, for C shims (`libvdsotime`, the preload).
+///
+/// # Safety
+/// `buf` must be writable for `len` bytes (it may be uninitialised), or `len` 0.
+#[inline]
+pub unsafe fn getrandom_to(buf: *mut u8, len: usize, flags: GrndFlags) -> Result<usize, Errno> {
+    // SAFETY: forwarded from the caller.
+    result(unsafe { once(buf, len, flags) })
+}
+
+/// Fills all of `buf`: calls [`crate::getrandom`] until every byte is written. A short
+/// read continues where it stopped; `EINTR` (a signal while the kernel waited for its
+/// generator to be ready) is retried, as glibc's `getentropy` does; any other error is
+/// returned, with `buf` partly written.
+///
+/// ```
+/// let mut key = [0u8; 4096];
+/// vdsotime::random::fill(&mut key, vdsotime::GrndFlags::NONE).unwrap();
+/// assert!(key.iter().any(|&b| b != 0));
+/// ```
+#[inline]
+pub fn fill(buf: &mut [u8], flags: GrndFlags) -> Result<(), Errno> {
+    // SAFETY: `buf` is writable for its length.
+    unsafe { fill_to(buf.as_mut_ptr(), buf.len(), flags) }
+}
+
+/// [`fill`] for a possibly uninitialised buffer (the `getrandom` crate's backend),
+/// returning it initialised.
+///
+/// ```
+/// use core::mem::MaybeUninit;
+/// let mut buf = [MaybeUninit::<u8>::uninit(); 24];
+/// let bytes = vdsotime::random::fill_uninit(&mut buf, vdsotime::GrndFlags::NONE).unwrap();
+/// assert_eq!(bytes.len(), 24);
+/// ```
+pub fn fill_uninit(buf: &mut [MaybeUninit<u8>], flags: GrndFlags) -> Result<&mut [u8], Errno> {
+    let (ptr, len) = (buf.as_mut_ptr().cast::<u8>(), buf.len());
+    // SAFETY: `buf` is writable for its length.
+    unsafe { fill_to(ptr, len, flags) }?;
+    // SAFETY: every byte was written.
+    Ok(unsafe { core::slice::from_raw_parts_mut(ptr, len) })
+}
+
+/// [`fill`] into raw memory, for C shims.
+///
+/// # Safety
+/// `buf` must be writable for `len` bytes (it may be uninitialised), or `len` 0.
+#[inline]
+pub unsafe fn fill_to(buf: *mut u8, len: usize, flags: GrndFlags) -> Result<(), Errno> {
+    // SAFETY: forwarded from the caller.
+    unsafe { fill_with(buf, len, flags, |b, n, f| once(b, n, f)) }
+}
+
+/// Which path [`crate::getrandom`] takes in this process: the vDSO symbol (each
+/// thread's first call also makes one system call, the vDSO's first key), or `syscall`.
+pub(crate) fn path() -> Path {
+    if cfg!(feature = "std") {
+        entry::path()
+    } else {
+        Path::Syscall
+    }
+}
+
+/// Forgets the vDSO lookup (`init_from_image`).
+pub(crate) fn reset() {
+    entry::reset();
+}
+
+/// One call: the thread's state, or the system call.
+///
+/// # Safety
+/// `buf` is writable for `len` bytes.
+#[inline(always)]
+unsafe fn once(buf: *mut u8, len: usize, flags: GrndFlags) -> isize {
+    #[cfg(feature = "std")]
+    // SAFETY: forwarded from the caller.
+    return unsafe { thread::call(buf, len, flags) };
+    #[cfg(not(feature = "std"))]
+    // SAFETY: forwarded from the caller.
+    return unsafe { crate::syscall::raw_getrandom(buf, len, flags.raw()) };
+}
+
+/// A raw result: a byte count or `-errno`.
+#[inline(always)]
+fn result(ret: isize) -> Result<usize, Errno> {
+    match Errno::from_ret(ret) {
+        Some(e) => Err(e),
+        None => Ok(ret as usize),
+    }
+}
+
+/// Calls `once` until `len` bytes are written (see [`fill`]). A call that returns 0
+/// for a non-empty request (no kernel does) gives `EIO`, as glibc's `getentropy`,
+/// rather than a loop without end.
+///
+/// # Safety
+/// `buf` is writable for `len` bytes, and `once` writes at most the length it is given.
+unsafe fn fill_with(
+    buf: *mut u8,
+    len: usize,
+    flags: GrndFlags,
+    mut once: impl FnMut(*mut u8, usize, GrndFlags) -> isize,
+) -> Result<(), Errno> {
+    let mut done = 0;
+    while done < len {
+        // SAFETY: `done < len`, so the rest of the buffer is in bounds.
+        let ret = once(unsafe { buf.add(done) }, len - done, flags);
+        match result(ret) {
+            Err(Errno::EINTR) => continue,
+            Err(e) => return Err(e),
+            Ok(0) => return Err(Errno::EIO),
+            Ok(n) => done += n.min(len - done),
+        }
+    }
+    Ok(())
+}

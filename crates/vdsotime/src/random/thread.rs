@@ -1,0 +1,170 @@
+//! One vDSO state per thread, for the free function [`crate::getrandom`] (`std` only:
+//! it needs thread-locals and a thread-exit hook).
+//!
+//! The thread's state lives in a `const`-initialised `Cell<usize>` thread-local with no
+//! destructor: reading it is one TLS load that can neither allocate, nor panic, nor
+//! fail during thread teardown. Its value is a state's address or one of three marks:
+//!
+//! - `NONE`: no state yet; the next call takes one from the pool.
+//! - `BUSY`: this thread is taking one right now. A signal handler that interrupts
+//!   that and calls getrandom makes the system call (the vDSO's own `in_use` flag
+//!   does the same for a handler that interrupts the vDSO call itself).
+//! - `GONE`: the state went back at thread exit, or none could be had (pool full,
+//!   `mmap` refused): the system call, for good on this thread.
+//!
+//! The state goes back to the pool when the thread exits, through a `pthread` key
+//! destructor, not a Rust `thread_local!` destructor: registering the latter runs
+//! glibc's `__cxa_thread_atexit_impl`, which allocates and takes the dynamic linker's
+//! lock, so a thread whose first getrandom call came from a signal handler that had
+//! interrupted `malloc` could deadlock. Setting a key's value allocates nothing on
+//! musl, nor on glibc for the first 32 keys of a process (its per-thread first-level
+//! block); a key past those (a process that created 32 keys before its first
+//! getrandom) is not used, and every thread makes the system call instead. The key
+//! is created once per process by whichever thread gets there first; others make the
+//! system call meanwhile rather than wait (a waiting signal handler could deadlock).
+
+use core::ffi::{c_int, c_uint, c_void};
+use core::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
+
+use crate::random::{entry, pool, GrndFlags};
+
+const NONE: usize = 0;
+const BUSY: usize = 1;
+const GONE: usize = 2;
+
+std::thread_local! {
+    static SLOT: Cell<usize> = const { Cell::new(NONE) };
+}
+
+extern "C" {
+    fn pthread_key_create(
+        key: *mut c_uint,
+        destructor: Option<unsafe extern "C" fn(*mut c_void)>,
+    ) -> c_int;
+    fn pthread_setspecific(key: c_uint, value: *const c_void) -> c_int;
+}
+
+/// Key states: not created, being created, unusable; else the key plus `KEY_BASE`.
+static KEY: AtomicUsize = AtomicUsize::new(KEY_NEW);
+const KEY_NEW: usize = 0;
+const KEY_CREATING: usize = 1;
+const KEY_UNUSABLE: usize = 2;
+const KEY_BASE: usize = 3;
+
+/// One getrandom through this thread's state, or the system call.
+///
+/// # Safety
+/// `buf` is writable for `len` bytes.
+#[inline]
+pub(crate) unsafe fn call(buf: *mut u8, len: usize, flags: GrndFlags) -> isize {
+    let slot = SLOT.get();
+    if slot > GONE && flags.vdso_servable() {
+        if let Some(p) = entry::params() {
+            // SAFETY: `slot` is this thread's state, carved as `p` says and used by no
+            // other thread; a signal handler reusing it is caught by the vDSO's
+            // `in_use` flag. `buf` is the caller's.
+            return unsafe {
+                entry::call(p.addr, buf, len, flags.raw(), slot as *mut u8, p.state_size)
+            };
+        }
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { first_or_fallback(slot, buf, len, flags) }
+}
+
+/// Takes a state on a thread's first call; the system call otherwise.
+///
+/// # Safety
+/// `buf` is writable for `len` bytes.
+#[cold]
+#[inline(never)]
+unsafe fn first_or_fallback(slot: usize, buf: *mut u8, len: usize, flags: GrndFlags) -> isize {
+    if slot == NONE && flags.vdso_servable() {
+        if let Some(p) = entry::params() {
+            SLOT.set(BUSY);
+            let (next, lent) = claim(&p);
+            SLOT.set(next);
+            if let Some(state) = lent {
+                // SAFETY: as in `call`: the state is now this thread's.
+                return unsafe {
+                    entry::call(
+                        p.addr,
+                        buf,
+                        len,
+                        flags.raw(),
+                        state as *mut u8,
+                        p.state_size,
+                    )
+                };
+            }
+        }
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { crate::syscall::raw_getrandom(buf, len, flags.raw()) }
+}
+
+/// Takes a state and arms its return at thread exit: the new slot value, and the
+/// state if there is one.
+fn claim(p: &entry::Params) -> (usize, Option<usize>) {
+    let key = match key() {
+        Key::Ready(k) => k,
+        Key::NotYet => return (NONE, None),
+        Key::Never => return (GONE, None),
+    };
+    let Some(lent) = pool::take(p) else {
+        return (GONE, None);
+    };
+    // SAFETY: `key` is a live key; the value is a non-null token, never dereferenced.
+    if unsafe { pthread_setspecific(key, lent.token as *const c_void) } != 0 {
+        pool::give_back(lent.token);
+        return (GONE, None);
+    }
+    (lent.state, Some(lent.state))
+}
+
+enum Key {
+    Ready(c_uint),
+    NotYet,
+    Never,
+}
+
+/// The process's key, created on first use.
+fn key() -> Key {
+    match KEY.load(Ordering::Acquire) {
+        KEY_NEW => create_key(),
+        KEY_CREATING => Key::NotYet,
+        KEY_UNUSABLE => Key::Never,
+        k => Key::Ready((k - KEY_BASE) as c_uint),
+    }
+}
+
+#[cold]
+fn create_key() -> Key {
+    if KEY
+        .compare_exchange(KEY_NEW, KEY_CREATING, Ordering::Acquire, Ordering::Acquire)
+        .is_err()
+    {
+        return Key::NotYet;
+    }
+    let mut key: c_uint = 0;
+    // SAFETY: `key` is writable; `release` is a valid destructor for the key's values.
+    let ok = unsafe { pthread_key_create(&mut key, Some(release)) } == 0;
+    // glibc allocates the block for keys 32 and up on a thread's first set of such a
+    // key: not safe in a signal handler (see the module docs).
+    let allocation_free = cfg!(target_env = "musl") || key < 32;
+    if ok && allocation_free {
+        KEY.store(key as usize + KEY_BASE, Ordering::Release);
+        Key::Ready(key)
+    } else {
+        KEY.store(KEY_UNUSABLE, Ordering::Release);
+        Key::Never
+    }
+}
+
+/// The key's destructor: at thread exit, gives the thread's state back. Later calls
+/// on this thread (other destructors) make the system call.
+unsafe extern "C" fn release(token: *mut c_void) {
+    SLOT.set(GONE);
+    pool::give_back(token as usize);
+}

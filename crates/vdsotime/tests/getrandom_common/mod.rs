@@ -1,0 +1,86 @@
+//! Helpers shared by the `getrandom_*` tests: the kernel's own answer (libc's
+//! `syscall(2)`, which shares no code with vdsotime), `strace` counts of getrandom
+//! system calls between two marker system calls, and visible SKIP lines.
+#![allow(dead_code)]
+
+use std::io::Write;
+
+use vdsotime::{Errno, GrndFlags};
+
+/// Says visibly (on fd 2, past the test harness's capture) that a test could not run.
+pub fn skip(test: &str, reason: &str) {
+    let _ = writeln!(std::io::stderr(), "SKIP {test}: {reason}");
+}
+
+/// `getrandom(2)` by libc's `syscall`: the reference.
+pub fn kernel(buf: &mut [u8], flags: GrndFlags) -> Result<usize, Errno> {
+    // SAFETY: the kernel writes at most `buf.len()` bytes into `buf`.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_getrandom,
+            buf.as_mut_ptr(),
+            buf.len(),
+            flags.raw() as libc::c_uint,
+        )
+    };
+    if ret < 0 {
+        Err(Errno::from_raw(
+            std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
+        ))
+    } else {
+        Ok(ret as usize)
+    }
+}
+
+/// A system call no test makes otherwise, used to mark sections of an strace log.
+pub fn marker() {
+    // SAFETY: getppid has no arguments and no effects.
+    unsafe { libc::syscall(libc::SYS_getppid) };
+}
+
+/// Whether `strace` runs here (QEMU user mode has none for the guest).
+pub fn strace_available() -> bool {
+    std::process::Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The strace command that logs getrandom and the marker to `log`, for
+/// `run_child`'s wrapper (after any other wrapper such as `unshare`).
+pub fn strace_args(log: &std::path::Path) -> Vec<String> {
+    [
+        "strace",
+        "-f",
+        "-qq",
+        "-e",
+        "trace=getrandom,getppid",
+        "-o",
+        log.to_str().expect("UTF-8 temp path"),
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// getrandom system calls in each section of an strace log: before the first marker,
+/// between the first and second, and so on.
+pub fn sections(log: &std::path::Path) -> Vec<usize> {
+    let text = std::fs::read_to_string(log).expect("strace log");
+    let mut counts = vec![0];
+    for line in text.lines() {
+        if line.contains("getppid(") {
+            counts.push(0);
+        } else if line.contains("getrandom(") {
+            *counts.last_mut().expect("non-empty") += 1;
+        }
+    }
+    counts
+}
+
+/// A fresh log path for one strace run.
+pub fn log_path(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!(
+        "vdsotime-getrandom-{}-{name}.strace",
+        std::process::id()
+    ))
+}

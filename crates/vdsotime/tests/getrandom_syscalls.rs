@@ -1,0 +1,135 @@
+//! How many getrandom system calls `vdsotime::getrandom` really makes, counted by
+//! `strace` in a child process (the kernel's `vdso_test_getrandom` checks the same):
+//! none over 100,000 calls of 16 bytes once the thread has its state, also inside a
+//! time namespace (whose vDSO data pages are laid out differently); exactly one per
+//! call for the flags the vDSO must not answer (an unknown bit, `GRND_INSECURE |
+//! GRND_RANDOM`); exactly one per call everywhere where the vDSO has no getrandom.
+
+mod getrandom_common;
+mod reliability_common;
+
+use std::time::Duration;
+
+use getrandom_common::{log_path, marker, sections, skip, strace_args, strace_available};
+use reliability_common::{child_mode, run_child};
+use vdsotime::{Function, GrndFlags, Path};
+
+const TEST: &str = "getrandom_syscalls_counted_by_strace";
+const TIMENS_TEST: &str = "getrandom_syscalls_counted_by_strace_in_a_time_namespace";
+const CALLS: usize = 100_000;
+const REFUSED_CALLS: usize = 100;
+
+/// The child: a warm-up call, then each section between markers.
+fn child() {
+    let mut buf = [0u8; 16];
+    let path = vdsotime::path(Function::Getrandom);
+    println!(); // the harness's "test ... " has no newline
+    println!("PATH {path}");
+    println!("VDSO {}", matches!(path, Path::Vdso { .. }));
+    vdsotime::getrandom(&mut buf, GrndFlags::NONE).expect("warm-up");
+    marker();
+    for _ in 0..CALLS {
+        let n = vdsotime::getrandom(std::hint::black_box(&mut buf), GrndFlags::NONE);
+        assert_eq!(n, Ok(16));
+    }
+    marker();
+    for flags in [
+        GrndFlags::from_raw(8),
+        GrndFlags::INSECURE | GrndFlags::RANDOM,
+    ] {
+        for _ in 0..REFUSED_CALLS / 2 {
+            let r = vdsotime::getrandom(&mut buf, flags);
+            assert_eq!(r, Err(vdsotime::Errno::EINVAL), "{flags:?}");
+        }
+    }
+    marker();
+    println!("CHILD_OK");
+}
+
+/// Runs the child under strace (inside `outer`, if any) and checks the counts.
+fn count(test: &str, outer: &[&str]) {
+    let log = log_path(test);
+    let mut wrapper: Vec<String> = outer.iter().map(|s| s.to_string()).collect();
+    wrapper.extend(strace_args(&log));
+    let wrapper: Vec<&str> = wrapper.iter().map(String::as_str).collect();
+    let run = run_child(test, "strace", &wrapper, Duration::from_secs(120));
+    assert!(run.status.success(), "child failed: {run:#?}");
+    assert_eq!(run.values("CHILD_OK").len(), 1, "{run:#?}");
+    let counts = sections(&log);
+    let _ = std::fs::remove_file(&log);
+    assert_eq!(
+        counts.len(),
+        4,
+        "markers missing from the strace log: {counts:?}"
+    );
+    let vdso = run.values("VDSO ")[0] == "true";
+    println!(
+        "{test}: path {}, getrandom syscalls: {} for {CALLS} calls, {} for {REFUSED_CALLS} refused flags",
+        run.values("PATH ")[0],
+        counts[1],
+        counts[2]
+    );
+    let expected = if vdso { 0 } else { CALLS };
+    assert_eq!(
+        counts[1], expected,
+        "syscalls for {CALLS} calls of 16 bytes (vDSO: {vdso})"
+    );
+    assert_eq!(
+        counts[2], REFUSED_CALLS,
+        "flags the vDSO must not answer: not exactly one syscall each"
+    );
+}
+
+#[test]
+fn getrandom_syscalls_counted_by_strace() {
+    if child_mode().is_some() {
+        return child();
+    }
+    if !strace_available() {
+        return skip(TEST, "no strace here (QEMU user mode?)");
+    }
+    count(TEST, &[]);
+}
+
+#[test]
+fn getrandom_syscalls_counted_by_strace_in_a_time_namespace() {
+    if child_mode().is_some() {
+        let offsets = std::fs::read_to_string("/proc/self/timens_offsets").unwrap_or_default();
+        let inside = offsets
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["monotonic", "86400", "0"]);
+        assert!(inside, "not in the time namespace: {offsets}");
+        return child();
+    }
+    if !strace_available() {
+        return skip(TIMENS_TEST, "no strace here (QEMU user mode?)");
+    }
+    let probe = std::process::Command::new("unshare")
+        .args(["--time", "--fork", "--monotonic", "1", "true"])
+        .output();
+    match probe {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => {
+            return skip(
+                TIMENS_TEST,
+                &format!(
+                    "unshare --time refused: {}",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                ),
+            )
+        }
+        Err(e) => return skip(TIMENS_TEST, &format!("no unshare: {e}")),
+    }
+    count(
+        TIMENS_TEST,
+        &[
+            "unshare",
+            "--time",
+            "--fork",
+            "--monotonic",
+            "86400",
+            "--boottime",
+            "86400",
+        ],
+    );
+}
