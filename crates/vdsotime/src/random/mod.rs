@@ -72,7 +72,8 @@ pub unsafe fn getrandom_to(buf: *mut u8, len: usize, flags: GrndFlags) -> Result
 /// Fills all of `buf`: calls [`crate::getrandom`] until every byte is written. A short
 /// read continues where it stopped; `EINTR` (a signal while the kernel waited for its
 /// generator to be ready) is retried, as glibc's `getentropy` does; any other error is
-/// returned, with `buf` partly written.
+/// returned, with `buf` partly written. An empty `buf` is `Ok` without a call (its
+/// flags are not checked), as glibc's `getentropy` of 0 bytes.
 ///
 /// ```
 /// let mut key = [0u8; 4096];
@@ -174,4 +175,39 @@ unsafe fn fill_with(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+
+    /// `fill_with` continues after short reads, retries `EINTR`, stops at other errors
+    /// and at a zero count, as the kernel's callers must.
+    #[test]
+    fn fill_continues_after_short_reads_and_retries_eintr() {
+        let mut script: Vec<isize> = std::vec![5, -(Errno::EINTR.raw() as isize), 3, 100];
+        let mut asked = Vec::new();
+        let mut buf = [0u8; 10];
+        // SAFETY: the closure writes nothing; `buf` is 10 bytes.
+        let r = unsafe {
+            fill_with(buf.as_mut_ptr(), 10, GrndFlags::NONE, |_, n, _| {
+                asked.push(n);
+                script.remove(0)
+            })
+        };
+        assert_eq!(r, Ok(()));
+        assert_eq!(asked, [10, 5, 5, 2]);
+        for (ret, want) in [
+            (-(Errno::EAGAIN.raw() as isize), Errno::EAGAIN),
+            (0, Errno::EIO),
+        ] {
+            // SAFETY: as above.
+            let r = unsafe { fill_with(buf.as_mut_ptr(), 10, GrndFlags::NONE, |_, _, _| ret) };
+            assert_eq!(r, Err(want));
+        }
+        // SAFETY: nothing is written for an empty buffer.
+        let r = unsafe { fill_with(buf.as_mut_ptr(), 0, GrndFlags::NONE, |_, _, _| -22) };
+        assert_eq!(r, Ok(()), "an empty buffer makes no call");
+    }
 }

@@ -13,6 +13,12 @@
 //!   the kernel may zero at any time.
 //! - pages are never unmapped, so mapped memory is bounded by the most threads that
 //!   ever held a state at once, not by how many threads the process ever ran.
+//! - one thread of the process maps a page at a time: a thread that finds every state
+//!   taken while another maps makes the system call this once and tries again on its
+//!   next call, rather than wait (a waiting signal handler could deadlock) or map a
+//!   page of its own (64 threads starting together would map 64 pages). The mapper is
+//!   named by its process id, so a child forked in the middle of a mapping does not
+//!   inherit a mapper that will never finish.
 //!
 //! After `fork`, the child inherits the masks: states held by the parent's other
 //! threads stay taken in the child (a few states, never reused there), and the
@@ -83,9 +89,46 @@ fn take_bit(free: &AtomicU64) -> Option<u32> {
     None
 }
 
+/// The process (by id) whose thread is mapping a page now; 0 if none.
+static MAPPER: AtomicUsize = AtomicUsize::new(0);
+
+/// What [`take`] found.
+#[derive(Debug)]
+pub(crate) enum Take {
+    /// A state for this thread.
+    Lent(Lent),
+    /// Another thread is mapping a page: ask again on the next call.
+    Later,
+    /// No page could be mapped, or the table is full.
+    Never,
+}
+
 /// A free state: one returned by an exited thread, else one from a newly mapped page.
-/// `None` when no page can be mapped or the table is full.
-pub(crate) fn take(p: &Params) -> Option<Lent> {
+pub(crate) fn take(p: &Params) -> Take {
+    if let Some(lent) = reuse(p) {
+        return Take::Lent(lent);
+    }
+    // SAFETY: getpid has no arguments and cannot fail.
+    let me = unsafe { crate::sys::syscall(crate::sys::nr::__NR_getpid, 0, 0, 0, 0, 0) } as usize;
+    let mapper = MAPPER.load(Ordering::Acquire);
+    let claimed = mapper != me
+        && MAPPER
+            .compare_exchange(mapper, me, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok();
+    if !claimed {
+        return Take::Later;
+    }
+    // A page published while this thread was looking may have a free state already.
+    let taken = match reuse(p) {
+        Some(lent) => Take::Lent(lent),
+        None => map_and_publish(p).map_or(Take::Never, Take::Lent),
+    };
+    MAPPER.store(0, Ordering::Release);
+    taken
+}
+
+/// A state given back by an exited thread, if any.
+fn reuse(p: &Params) -> Option<Lent> {
     for (i, chunk) in POOL.iter().enumerate() {
         let base = chunk.base.load(Ordering::Acquire);
         if base == 0 {
@@ -95,6 +138,11 @@ pub(crate) fn take(p: &Params) -> Option<Lent> {
             return Some(lend(p, i, base, bit));
         }
     }
+    None
+}
+
+/// Maps a page, publishes it, and lends its first state.
+fn map_and_publish(p: &Params) -> Option<Lent> {
     let page = mapping::map_page(p).ok()?;
     let n = per_chunk(p);
     let all = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };

@@ -1,16 +1,21 @@
 //! One vDSO state per thread, for the free function [`crate::getrandom`] (`std` only:
 //! it needs thread-locals and a thread-exit hook).
 //!
-//! The thread's state lives in a `const`-initialised `Cell<usize>` thread-local with no
+//! The thread's state lives in a `const`-initialised `AtomicUsize` thread-local with no
 //! destructor: reading it is one TLS load that can neither allocate, nor panic, nor
-//! fail during thread teardown. Its value is a state's address or one of three marks:
+//! fail during thread teardown. It is atomic not for other threads (none sees it) but
+//! for signal handlers on this thread: the first call marks it `BUSY` with one atomic
+//! swap, so a handler that runs between "no state yet" and "taking one" cannot take a
+//! second state that the interrupted call would then overwrite and leak. Its value is a
+//! state's address or one of three marks:
 //!
 //! - `NONE`: no state yet; the next call takes one from the pool.
 //! - `BUSY`: this thread is taking one right now. A signal handler that interrupts
 //!   that and calls getrandom makes the system call (the vDSO's own `in_use` flag
 //!   does the same for a handler that interrupts the vDSO call itself).
 //! - `GONE`: the state went back at thread exit, or none could be had (pool full,
-//!   `mmap` refused): the system call, for good on this thread.
+//!   `mmap` refused): the system call, for good on this thread. (While another thread
+//!   maps a page, the mark stays `NONE` and the call makes the system call once.)
 //!
 //! The state goes back to the pool when the thread exits, through a `pthread` key
 //! destructor, not a Rust `thread_local!` destructor: registering the latter runs
@@ -25,7 +30,6 @@
 
 use core::ffi::{c_int, c_uint, c_void};
 use core::sync::atomic::{AtomicUsize, Ordering};
-use std::cell::Cell;
 
 use crate::random::{entry, pool, GrndFlags};
 
@@ -34,7 +38,7 @@ const BUSY: usize = 1;
 const GONE: usize = 2;
 
 std::thread_local! {
-    static SLOT: Cell<usize> = const { Cell::new(NONE) };
+    static SLOT: AtomicUsize = const { AtomicUsize::new(NONE) };
 }
 
 extern "C" {
@@ -58,7 +62,7 @@ const KEY_BASE: usize = 3;
 /// `buf` is writable for `len` bytes.
 #[inline]
 pub(crate) unsafe fn call(buf: *mut u8, len: usize, flags: GrndFlags) -> isize {
-    let slot = SLOT.get();
+    let slot = SLOT.with(|s| s.load(Ordering::Relaxed));
     if slot > GONE && flags.vdso_servable() {
         if let Some(p) = entry::params() {
             // SAFETY: `slot` is this thread's state, carved as `p` says and used by no
@@ -70,7 +74,7 @@ pub(crate) unsafe fn call(buf: *mut u8, len: usize, flags: GrndFlags) -> isize {
         }
     }
     // SAFETY: forwarded from the caller.
-    unsafe { first_or_fallback(slot, buf, len, flags) }
+    unsafe { first_or_fallback(buf, len, flags) }
 }
 
 /// Takes a state on a thread's first call; the system call otherwise.
@@ -79,25 +83,35 @@ pub(crate) unsafe fn call(buf: *mut u8, len: usize, flags: GrndFlags) -> isize {
 /// `buf` is writable for `len` bytes.
 #[cold]
 #[inline(never)]
-unsafe fn first_or_fallback(slot: usize, buf: *mut u8, len: usize, flags: GrndFlags) -> isize {
-    if slot == NONE && flags.vdso_servable() {
-        if let Some(p) = entry::params() {
-            SLOT.set(BUSY);
-            let (next, lent) = claim(&p);
-            SLOT.set(next);
-            if let Some(state) = lent {
-                // SAFETY: as in `call`: the state is now this thread's.
-                return unsafe {
-                    entry::call(
-                        p.addr,
-                        buf,
-                        len,
-                        flags.raw(),
-                        state as *mut u8,
-                        p.state_size,
-                    )
-                };
+unsafe fn first_or_fallback(buf: *mut u8, len: usize, flags: GrndFlags) -> isize {
+    if let (true, Some(p)) = (flags.vdso_servable(), entry::params()) {
+        let state = SLOT.with(|s| match s.swap(BUSY, Ordering::Relaxed) {
+            NONE => {
+                let (next, lent) = claim(&p);
+                s.store(next, Ordering::Relaxed);
+                lent
             }
+            // Inside this thread's own claim (a signal handler): leave it to finish.
+            BUSY => None,
+            // A signal handler took one between the caller's look and here.
+            other => {
+                s.store(other, Ordering::Relaxed);
+                (other > GONE).then_some(other)
+            }
+        });
+        if let Some(state) = state {
+            // SAFETY: the state is this thread's, carved as `p` says; `buf` is the
+            // caller's.
+            return unsafe {
+                entry::call(
+                    p.addr,
+                    buf,
+                    len,
+                    flags.raw(),
+                    state as *mut u8,
+                    p.state_size,
+                )
+            };
         }
     }
     // SAFETY: forwarded from the caller.
@@ -112,8 +126,10 @@ fn claim(p: &entry::Params) -> (usize, Option<usize>) {
         Key::NotYet => return (NONE, None),
         Key::Never => return (GONE, None),
     };
-    let Some(lent) = pool::take(p) else {
-        return (GONE, None);
+    let lent = match pool::take(p) {
+        pool::Take::Lent(lent) => lent,
+        pool::Take::Later => return (NONE, None),
+        pool::Take::Never => return (GONE, None),
     };
     // SAFETY: `key` is a live key; the value is a non-null token, never dereferenced.
     if unsafe { pthread_setspecific(key, lent.token as *const c_void) } != 0 {
@@ -165,6 +181,6 @@ fn create_key() -> Key {
 /// The key's destructor: at thread exit, gives the thread's state back. Later calls
 /// on this thread (other destructors) make the system call.
 unsafe extern "C" fn release(token: *mut c_void) {
-    SLOT.set(GONE);
+    SLOT.with(|s| s.store(GONE, Ordering::Relaxed));
     pool::give_back(token as usize);
 }
