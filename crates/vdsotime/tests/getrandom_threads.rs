@@ -143,7 +143,9 @@ fn sixty_four_threads_take_their_first_state_at_once() {
         let done = stats.in_use >= THREADS || random::params().is_none() || rounds == ROUNDS;
         if done {
             signalling.store(false, SeqCst);
-            signaller.take().map(|t| t.join().unwrap());
+            if let Some(t) = signaller.take() {
+                t.join().unwrap();
+            }
             stop.store(true, SeqCst);
         }
         round.wait();

@@ -16,7 +16,12 @@ fn functions() -> Vec<Function> {
         .map(|&c| Function::ClockGettime(c))
         .collect();
     f.extend(ClockId::ALL.iter().map(|&c| Function::ClockGetres(c)));
-    f.extend([Function::Gettimeofday, Function::Time, Function::Getcpu]);
+    f.extend([
+        Function::Gettimeofday,
+        Function::Time,
+        Function::Getcpu,
+        Function::Getrandom,
+    ]);
     f
 }
 
