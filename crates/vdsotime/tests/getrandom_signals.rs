@@ -95,14 +95,14 @@ fn a_signal_handler_calls_getrandom_inside_getrandom() {
         assert_eq!(libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut()), 0);
     }
     // SAFETY: pthread_self has no preconditions.
-    let me = unsafe { libc::pthread_self() };
+    let me = unsafe { libc::pthread_self() } as usize; // a pointer on musl: not Send
     let running = Arc::new(AtomicBool::new(true));
     let signaller = {
         let running = Arc::clone(&running);
         std::thread::spawn(move || {
             while running.load(SeqCst) {
                 // SAFETY: the target thread outlives this loop (it joins us).
-                unsafe { libc::pthread_kill(me, libc::SIGUSR1) };
+                unsafe { libc::pthread_kill(me as libc::pthread_t, libc::SIGUSR1) };
                 std::thread::sleep(Duration::from_micros(50));
             }
         })

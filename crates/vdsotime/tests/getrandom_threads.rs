@@ -119,7 +119,8 @@ fn sixty_four_threads_take_their_first_state_at_once() {
             })
         })
         .collect();
-    let targets: Vec<libc::pthread_t> = workers.iter().map(|w| w.as_pthread_t()).collect();
+    // As integers: `pthread_t` is a pointer on musl, which cannot cross threads.
+    let targets: Vec<usize> = workers.iter().map(|w| w.as_pthread_t() as usize).collect();
     let signalling = Arc::new(AtomicBool::new(true));
     let mut signaller = Some({
         let signalling = Arc::clone(&signalling);
@@ -128,7 +129,7 @@ fn sixty_four_threads_take_their_first_state_at_once() {
                 for &t in &targets {
                     // SAFETY: every target is alive until `signalling` is cleared, which
                     // happens before any worker returns.
-                    unsafe { libc::pthread_kill(t, libc::SIGUSR1) };
+                    unsafe { libc::pthread_kill(t as libc::pthread_t, libc::SIGUSR1) };
                 }
                 std::thread::sleep(Duration::from_micros(200));
             }
