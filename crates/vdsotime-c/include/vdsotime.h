@@ -1,5 +1,6 @@
 /*
- * vdsotime.h: read the clocks through the Linux vDSO, with the C library's semantics.
+ * vdsotime.h: read the clocks, and get random bytes, through the Linux vDSO, with the C
+ * library's semantics.
  *
  * Every function behaves like its libc namesake: it returns 0 (time: the seconds), or -1 with
  * errno set to the kernel's error (EINVAL for an unknown clock, EOVERFLOW when a 32-bit time_t
@@ -18,8 +19,10 @@
 #ifndef VDSOTIME_H
 #define VDSOTIME_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/time.h>
+#include <sys/types.h>
 #include <time.h>
 
 #ifdef __cplusplus
@@ -63,6 +66,25 @@ time_t vdsotime_time(time_t *t); /* t may be NULL */
 
 /* Current CPU and NUMA node; either pointer may be NULL. */
 int vdsotime_getcpu(unsigned int *cpu, unsigned int *node);
+
+/*
+ * Random bytes with the kernel's getrandom(2) semantics, from the vDSO (Linux 6.11+ on
+ * x86_64; 6.12+ on arm64, powerpc64, s390x, loongarch64) where the kernel exports it,
+ * else the system call. Each thread takes a state (144 bytes of MAP_DROPPABLE memory)
+ * on its first call; it goes back to a pool when the thread exits.
+ *
+ * vdsotime_getrandom returns the number of bytes written (all of them up to INT_MAX
+ * rounded down to a page, as the kernel), or -1 with errno: EINVAL for an unknown flag or
+ * GRND_INSECURE|GRND_RANDOM, EAGAIN for GRND_NONBLOCK before the kernel's generator is
+ * ready, EFAULT for a NULL buf with buflen > 0. vdsotime_getentropy fills all of buf
+ * (len <= 256, else EIO), as glibc's getentropy. Other invalid pointers crash
+ * (SIGSEGV), as with any vDSO call. Not a cancellation point.
+ */
+#define VDSOTIME_GRND_NONBLOCK 0x0001
+#define VDSOTIME_GRND_RANDOM 0x0002
+#define VDSOTIME_GRND_INSECURE 0x0004
+ssize_t vdsotime_getrandom(void *buf, size_t buflen, unsigned int flags);
+int vdsotime_getentropy(void *buf, size_t len);
 
 #ifdef __cplusplus
 }

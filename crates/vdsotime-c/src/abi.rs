@@ -8,7 +8,7 @@
 use core::ffi::{c_int, c_uint, c_void};
 use core::ptr;
 
-use vdsotime::{ClockId, Errno, Timespec, Timeval, Timezone};
+use vdsotime::{ClockId, Errno, GrndFlags, Timespec, Timeval, Timezone};
 
 /// Sets the calling thread's `errno` and returns -1, as libc functions fail. Out of line,
 /// so a successful call keeps no register alive across its own call into the vDSO.
@@ -400,4 +400,55 @@ pub fn sched_getcpu() -> c_int {
         Ok(c) => c_int::try_from(c).unwrap_or_else(|_| fail(libc::EOVERFLOW)),
         Err(e) => fail_with(e),
     }
+}
+
+/// `getrandom(2)` with libc's convention: the byte count, or -1 with `errno`. The results
+/// and errors are the system call's; a NULL `buf` with a non-zero length goes to the
+/// system call, which answers `EFAULT` (or `EINVAL` for bad flags, checked first), where
+/// the vDSO would write through it.
+///
+/// # Safety
+/// `buf` is NULL or writable for `len` bytes.
+#[inline]
+pub unsafe fn getrandom(buf: *mut c_void, len: usize, flags: c_uint) -> isize {
+    let flags = GrndFlags::from_raw(flags);
+    let r = if buf.is_null() {
+        // SAFETY: the kernel checks a NULL buffer itself.
+        unsafe { vdsotime::syscall::getrandom_to(ptr::null_mut(), len, flags) }
+    } else {
+        // SAFETY: non-NULL, and the caller guarantees `len` writable bytes.
+        unsafe { vdsotime::random::getrandom_to(buf.cast(), len, flags) }
+    };
+    match r {
+        // A count never exceeds the kernel's per-call limit, below isize::MAX.
+        Ok(n) => n as isize,
+        Err(e) => fail_with(e) as isize,
+    }
+}
+
+/// `getentropy(3)` as glibc has it: more than 256 bytes fails with `EIO` without a call;
+/// otherwise the whole buffer is filled (short reads continued, `EINTR` retried), or -1
+/// with the kernel's `errno`. 0 bytes succeed without a call; a NULL buffer with a
+/// non-zero length gives the system call's `EFAULT`.
+///
+/// # Safety
+/// `buf` is NULL or writable for `len` bytes.
+#[inline]
+pub unsafe fn getentropy(buf: *mut c_void, len: usize) -> c_int {
+    const MAX: usize = 256;
+    if len > MAX {
+        return fail(libc::EIO);
+    }
+    if len == 0 {
+        return 0;
+    }
+    let r = if buf.is_null() {
+        // SAFETY: the kernel checks a NULL buffer itself.
+        unsafe { vdsotime::syscall::getrandom_to(ptr::null_mut(), len, GrndFlags::NONE) }
+            .map(|_| ())
+    } else {
+        // SAFETY: non-NULL, and the caller guarantees `len` writable bytes.
+        unsafe { vdsotime::random::fill_to(buf.cast(), len, GrndFlags::NONE) }
+    };
+    status(r)
 }

@@ -132,3 +132,27 @@ pub unsafe extern "C" fn vdsotime_time64(t: *mut i64) -> i64 {
     // SAFETY: forwarded caller contract.
     unsafe { abi::time64(t) }
 }
+
+/// `getrandom(2)`: up to `buflen` random bytes, from the vDSO where the kernel has it.
+///
+/// # Safety
+/// `buf` is NULL or writable for `buflen` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn vdsotime_getrandom(
+    buf: *mut c_void,
+    buflen: usize,
+    flags: c_uint,
+) -> isize {
+    // SAFETY: forwarded caller contract.
+    unsafe { abi::getrandom(buf, buflen, flags) }
+}
+
+/// `getentropy(3)`: exactly `len` (at most 256) random bytes.
+///
+/// # Safety
+/// `buf` is NULL or writable for `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn vdsotime_getentropy(buf: *mut c_void, len: usize) -> c_int {
+    // SAFETY: forwarded caller contract.
+    unsafe { abi::getentropy(buf, len) }
+}

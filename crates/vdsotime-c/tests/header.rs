@@ -27,6 +27,7 @@ fn header_layouts_match_rust() {
         ("TIMEVAL_USEC", offset_of!(libc::timeval, tv_usec)),
         ("TIME_T_SIZE", size_of::<libc::time_t>()),
         ("CLOCKID_T_SIZE", size_of::<libc::clockid_t>()),
+        ("SSIZE_T_SIZE", size_of::<isize>()),
     ];
     let dir = scratch("header");
     let mut cmd = Command::new("cc");

@@ -22,6 +22,8 @@ const SYMBOLS: &[&CStr] = &[
     c"time",
     c"sched_getcpu",
     c"getcpu",
+    c"getrandom",
+    c"getentropy",
     #[cfg(target_pointer_width = "32")]
     c"__clock_gettime64",
     #[cfg(target_pointer_width = "32")]
@@ -169,6 +171,7 @@ fn report() {
         ("gettimeofday", Function::Gettimeofday),
         ("time", Function::Time),
         ("getcpu", Function::Getcpu),
+        ("getrandom, getentropy", Function::Getrandom),
     ] {
         let mut line = Line::new();
         let _ = write!(line, "{name}: {}", vdsotime::path(f));

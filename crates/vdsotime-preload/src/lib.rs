@@ -1,7 +1,8 @@
 //! libvdsotime_preload.so: `LD_PRELOAD` it and a dynamically linked program's `clock_gettime`,
 //! `clock_getres`, `gettimeofday`, `time`, `sched_getcpu` and `getcpu` (and on 32-bit glibc
 //! their `__*64` time64 twins) are served by vdsotime: the vDSO when it can, the exact system
-//! call otherwise.
+//! call otherwise. `getrandom` and `getentropy` are served by the vDSO's getrandom where
+//! the kernel exports it (Linux 6.11+), one state per thread.
 //!
 //! The clock path is async-signal-safe and usable before `main`: the core resolves the vDSO
 //! lazily and lock-free from the auxiliary vector, and nothing here allocates, locks, calls
@@ -11,6 +12,7 @@
 mod debug;
 mod init;
 mod interpose;
+mod interpose_random;
 #[cfg(target_pointer_width = "32")]
 mod time64;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]

@@ -10,6 +10,7 @@
 mod support;
 
 use std::collections::BTreeSet;
+use std::io::Write;
 
 use support::{preload, run_plain, run_preloaded, scratch};
 use vdsotime::{ClockId, Function};
@@ -105,6 +106,48 @@ fn python_clocks_agree() {
     assert!(
         bound_to_preload(&ld, "python", "clock_getres"),
         "python's clock_getres not bound to the preload"
+    );
+}
+
+/// Python's `os.urandom` calls libc's `getrandom`: bound to the preload (the number of
+/// system calls it then makes is counted in preload_random.rs).
+#[test]
+fn python_getrandom_is_bound_to_the_preload() {
+    let program = ["-c", "import os; print(len(os.urandom(16)))"];
+    let with = run_preloaded(&scratch("python-urandom"), "python3", &program, &[]);
+    assert_eq!(with.stdout.trim(), "16");
+    let ld = bindings("python-urandom", "python3", &program);
+    assert!(
+        bound_to_preload(&ld, "python", "getrandom"),
+        "python's getrandom not bound to the preload"
+    );
+}
+
+/// OpenSSL 3 seeds its generator through `getentropy` where libc has it.
+#[test]
+fn openssl_seeds_through_the_preloads_getentropy() {
+    let program = ["rand", "-hex", "16"];
+    if std::process::Command::new("openssl")
+        .arg("version")
+        .output()
+        .is_err()
+    {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIP openssl_seeds_through_the_preloads_getentropy: no openssl here"
+        );
+        return;
+    }
+    let with = run_preloaded(&scratch("openssl"), "openssl", &program, &[]);
+    let hex = with.stdout.trim();
+    assert!(
+        hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{hex:?}"
+    );
+    let ld = bindings("openssl", "openssl", &program);
+    assert!(
+        bound_to_preload(&ld, "libcrypto", "getentropy"),
+        "libcrypto's getentropy not bound to the preload"
     );
 }
 

@@ -243,7 +243,21 @@ pub(crate) unsafe extern "C" fn raw_getcpu(
 /// ```
 pub fn getrandom(buf: &mut [u8], flags: crate::GrndFlags) -> Result<usize, Errno> {
     // SAFETY: `buf` is writable for its length.
-    let ret = unsafe { raw_getrandom(buf.as_mut_ptr(), buf.len(), flags.raw()) };
+    unsafe { getrandom_to(buf.as_mut_ptr(), buf.len(), flags) }
+}
+
+/// [`getrandom`] into raw memory: the kernel checks the range itself, so a pointer it
+/// cannot write (NULL, say) gives `EFAULT` rather than a crash. For C shims.
+///
+/// # Safety
+/// `buf` must be writable for `len` bytes, or memory the kernel refuses to write.
+pub unsafe fn getrandom_to(
+    buf: *mut u8,
+    len: usize,
+    flags: crate::GrndFlags,
+) -> Result<usize, Errno> {
+    // SAFETY: forwarded from the caller.
+    let ret = unsafe { raw_getrandom(buf, len, flags.raw()) };
     match Errno::from_ret(ret) {
         Some(e) => Err(e),
         None => Ok(ret as usize),

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <stddef.h>
+#include <sys/random.h>
 #include <vdsotime.h>
 
 _Static_assert(sizeof(struct vdsotime_timespec64) == EXPECT_TIMESPEC64_SIZE, "timespec64 size");
@@ -22,6 +23,12 @@ _Static_assert(sizeof(struct timeval) == EXPECT_TIMEVAL_SIZE, "struct timeval si
 _Static_assert(offsetof(struct timeval, tv_usec) == EXPECT_TIMEVAL_USEC, "struct timeval tv_usec");
 _Static_assert(sizeof(time_t) == EXPECT_TIME_T_SIZE, "time_t size");
 _Static_assert(sizeof(clockid_t) == EXPECT_CLOCKID_T_SIZE, "clockid_t size");
+_Static_assert(sizeof(ssize_t) == EXPECT_SSIZE_T_SIZE, "ssize_t size");
+_Static_assert(VDSOTIME_GRND_NONBLOCK == GRND_NONBLOCK, "GRND_NONBLOCK");
+_Static_assert(VDSOTIME_GRND_RANDOM == GRND_RANDOM, "GRND_RANDOM");
+#ifdef GRND_INSECURE
+_Static_assert(VDSOTIME_GRND_INSECURE == GRND_INSECURE, "GRND_INSECURE");
+#endif
 
 /* The declared types of every function: a mismatch is an error under -Werror. */
 int (*const p_clock_gettime)(clockid_t, struct timespec *) = vdsotime_clock_gettime;
@@ -33,3 +40,5 @@ int (*const p_clock_gettime64)(clockid_t, struct vdsotime_timespec64 *) = vdsoti
 int (*const p_clock_getres64)(clockid_t, struct vdsotime_timespec64 *) = vdsotime_clock_getres64;
 int (*const p_gettimeofday64)(struct vdsotime_timeval64 *, void *) = vdsotime_gettimeofday64;
 int64_t (*const p_time64)(int64_t *) = vdsotime_time64;
+ssize_t (*const p_getrandom)(void *, size_t, unsigned int) = vdsotime_getrandom;
+int (*const p_getentropy)(void *, size_t) = vdsotime_getentropy;

@@ -2,7 +2,8 @@
  * Run under LD_PRELOAD=libvdsotime_preload.so by tests/signals.rs, with a timeout: calls every
  * interposed function from signal handlers (SIGALRM from a 50 us interval timer, SIGUSR1 sent
  * with pthread_kill) while threads are being created, run and joined. The first clock call of
- * the process races between a handler and the new threads. A lock or malloc on the clock path
+ * the process races between a handler and the new threads, and so does each new thread's first
+ * getrandom (which takes the thread's vDSO state; its exit gives it back). A lock or malloc on the clock path
  * would deadlock (the handler interrupts malloc and thread creation); a fault would crash.
  */
 #define _GNU_SOURCE
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,6 +62,12 @@ static void call_everything(struct timespec *last)
 	unsigned cpu, node;
 	if (sched_getcpu() < 0 || getcpu(&cpu, &node) != 0 || getcpu(NULL, NULL) != 0)
 		atomic_fetch_add(&errors, 1);
+	/* A thread's first getrandom takes its vDSO state: here, often from a handler. */
+	unsigned char r[32];
+	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r || getentropy(r, 16) != 0)
+		atomic_fetch_add(&errors, 1);
+	if (getrandom(r, 8, GRND_INSECURE | GRND_RANDOM) != -1 || errno != EINVAL)
+		atomic_fetch_add(&errors, 1);
 }
 
 static __thread struct timespec handler_last, thread_last;
@@ -90,7 +98,8 @@ int main(void)
 {
 	/* Every name must come from the preload, or this test proves nothing. */
 	void *fns[] = { (void *)clock_gettime, (void *)clock_getres, (void *)gettimeofday,
-			(void *)time,          (void *)sched_getcpu, (void *)getcpu };
+			(void *)time,          (void *)sched_getcpu, (void *)getcpu,
+			(void *)getrandom,     (void *)getentropy };
 	for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
 		Dl_info info;
 		if (!dladdr(fns[i], &info) || !info.dli_fname || !strstr(info.dli_fname, "libvdsotime_preload.so")) {

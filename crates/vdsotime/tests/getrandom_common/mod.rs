@@ -57,7 +57,7 @@ pub fn strace_available() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// The strace command that logs getrandom and the marker to `log`, for
+/// The strace command that logs getrandom and the markers to `log`, for
 /// `run_child`'s wrapper (after any other wrapper such as `unshare`).
 pub fn strace_args(log: &std::path::Path) -> Vec<String> {
     [
@@ -65,7 +65,7 @@ pub fn strace_args(log: &std::path::Path) -> Vec<String> {
         "-f",
         "-qq",
         "-e",
-        "trace=getrandom,faccessat",
+        "trace=getrandom,faccessat,access", // access(2): Python's os.access
         "-o",
         log.to_str().expect("UTF-8 temp path"),
     ]
