@@ -1,7 +1,7 @@
 //! The exported C symbols of libvdsotime, one thin wrapper each over [`crate::abi`].
 //! Their declarations are `include/vdsotime.h`; a test checks the two agree.
 
-use core::ffi::{c_int, c_uint};
+use core::ffi::{c_int, c_uint, c_void};
 
 use vdsotime::Timespec;
 

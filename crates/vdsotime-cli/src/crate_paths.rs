@@ -65,7 +65,8 @@ pub fn rustix_probe(f: Function) -> Option<Probe> {
         Function::Getcpu => Some(Probe::new(|| {
             black_box(rustix::thread::sched_getcpu());
         })),
-        Function::Gettimeofday | Function::Time => None,
+        // rustix's getrandom is the system call: `vdsotime bench-getrandom`'s column.
+        Function::Gettimeofday | Function::Time | Function::Getrandom => None,
     }
 }
 

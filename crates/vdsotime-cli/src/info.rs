@@ -59,6 +59,25 @@ pub struct PathInfo {
     pub path: String,
 }
 
+/// How the vDSO's getrandom wants its states, as its probe call reported.
+#[derive(Debug, Serialize)]
+pub struct GetrandomInfo {
+    /// `symbol@version`.
+    pub symbol: String,
+    /// Bytes of one state (`size_of_opaque_state`).
+    pub state_size: usize,
+    /// `mmap` protection for state memory, and its names.
+    pub mmap_prot: u32,
+    /// `mmap` flags for state memory.
+    pub mmap_flags: u32,
+    /// Both, named (`PROT_READ|PROT_WRITE`, `MAP_DROPPABLE|MAP_ANONYMOUS`).
+    pub mmap_names: String,
+    /// The page size; states never cross a page.
+    pub page_size: usize,
+    /// States vdsotime carves from one page.
+    pub states_per_page: usize,
+}
+
 /// The whole `info` document.
 #[derive(Debug, Serialize)]
 pub struct Info {
@@ -66,8 +85,51 @@ pub struct Info {
     pub system: SystemFacts,
     /// The vDSO, or null when the process has none (valgrind, vdso=0).
     pub vdso: Option<VdsoInfo>,
+    /// The vDSO's getrandom, or null where getrandom is the system call.
+    pub getrandom: Option<GetrandomInfo>,
     /// Path per function.
     pub paths: Vec<PathInfo>,
+}
+
+/// The names of the set bits of `value` among `names`, joined by `|`.
+fn bit_names(value: u32, names: &[(u32, &str)]) -> String {
+    let mut out: Vec<String> = names
+        .iter()
+        .filter(|(bit, _)| value & bit != 0)
+        .map(|(_, n)| n.to_string())
+        .collect();
+    let rest = names.iter().fold(value, |v, (bit, _)| v & !bit);
+    if rest != 0 || out.is_empty() {
+        out.push(format!("{rest:#x}"));
+    }
+    out.join("|")
+}
+
+/// The vDSO getrandom's state parameters, if the vDSO serves getrandom.
+pub fn getrandom_info() -> Option<GetrandomInfo> {
+    let p = vdsotime::random::params()?;
+    let prot = bit_names(
+        p.mmap_prot,
+        &[(1, "PROT_READ"), (2, "PROT_WRITE"), (4, "PROT_EXEC")],
+    );
+    let flags = bit_names(
+        p.mmap_flags,
+        &[
+            (0x01, "MAP_SHARED"),
+            (0x02, "MAP_PRIVATE"),
+            (0x08, "MAP_DROPPABLE"),
+            (0x20, "MAP_ANONYMOUS"),
+        ],
+    );
+    Some(GetrandomInfo {
+        symbol: vdsotime::path(Function::Getrandom).to_string(),
+        state_size: p.state_size,
+        mmap_prot: p.mmap_prot,
+        mmap_flags: p.mmap_flags,
+        mmap_names: format!("{prot}, {flags}"),
+        page_size: p.page_size,
+        states_per_page: p.per_page().min(64),
+    })
 }
 
 /// Reads the vDSO summary.
@@ -121,6 +183,7 @@ pub fn collect() -> Info {
     Info {
         system: facts::collect(),
         vdso: vdso_info(),
+        getrandom: getrandom_info(),
         paths: paths(&names::all_functions()),
     }
 }
@@ -165,6 +228,13 @@ pub fn print_vdso(info: &Info, all_paths: bool) {
             }
             println!("{t}");
         }
+    }
+    match &info.getrandom {
+        Some(g) => println!(
+            "getrandom: {}, {}-byte states in {} memory, {} per {}-byte page, one per thread",
+            g.symbol, g.state_size, g.mmap_names, g.states_per_page, g.page_size
+        ),
+        None => println!("getrandom: the system call (no vDSO getrandom: Linux before 6.11, or a 32-bit process)"),
     }
     let mut t = output::table(&["function", "path"]);
     let mut seen = std::collections::BTreeSet::new();

@@ -11,6 +11,7 @@ mod dump;
 mod facts;
 mod fault;
 mod first_call;
+mod getrandom_bench;
 mod info;
 mod interleave;
 mod measure;
@@ -39,6 +40,7 @@ Examples:
   vdsotime                 summary
   vdsotime info --json
   vdsotime bench --peers --svg bench.svg
+  vdsotime bench-getrandom
   vdsotime check --duration 5
   vdsotime doctor
   vdsotime dump -o vdso.so && readelf -Ws vdso.so"
@@ -66,6 +68,8 @@ enum Command {
     Doctor(doctor::DoctorArgs),
     /// Write the vDSO image as an ELF file for readelf/objdump.
     Dump(dump::DumpArgs),
+    /// ns per call of getrandom (4 to 4096 bytes): vDSO, libc, syscall, the getrandom crate.
+    BenchGetrandom(getrandom_bench::Args),
     /// (internal) Time the library's first call in this fresh process; used by `bench`.
     #[command(hide = true)]
     FirstCallProbe,
@@ -80,6 +84,7 @@ fn main() {
         Some(Command::Check(a)) => check::run(a, cli.json),
         Some(Command::Doctor(a)) => doctor::run(a, cli.json),
         Some(Command::Dump(a)) => dump::run(a, cli.json),
+        Some(Command::BenchGetrandom(a)) => getrandom_bench::run(a, cli.json),
         Some(Command::FirstCallProbe) => first_call::probe(),
     };
     match result {

@@ -49,6 +49,7 @@ pub fn function_name(f: Function) -> &'static str {
         Function::Gettimeofday => "gettimeofday",
         Function::Time => "time",
         Function::Getcpu => "getcpu",
+        Function::Getrandom => "getrandom",
     }
 }
 
@@ -75,7 +76,12 @@ pub fn all_functions() -> Vec<Function> {
         .map(Function::ClockGettime)
         .collect();
     v.extend(ClockId::ALL.into_iter().map(Function::ClockGetres));
-    v.extend([Function::Gettimeofday, Function::Time, Function::Getcpu]);
+    v.extend([
+        Function::Gettimeofday,
+        Function::Time,
+        Function::Getcpu,
+        Function::Getrandom,
+    ]);
     v
 }
 
@@ -123,6 +129,6 @@ mod tests {
             "clock_gettime(MONOTONIC)"
         );
         assert_eq!(function_label(Function::Time), "time()");
-        assert_eq!(all_functions().len(), 25);
+        assert_eq!(all_functions().len(), 26);
     }
 }

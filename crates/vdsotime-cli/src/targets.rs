@@ -12,9 +12,10 @@ use std::mem::MaybeUninit;
 use std::ptr;
 
 use serde::{Deserialize, Serialize};
-use vdsotime::{ClockId, Function};
+use vdsotime::{ClockId, Function, GrndFlags};
 
 use crate::crate_paths;
+use crate::getrandom_bench;
 use crate::measure::Probe;
 use crate::names;
 
@@ -195,6 +196,7 @@ fn vdsotime_probe(f: Function) -> Probe {
         Function::Getcpu => Probe::new(|| {
             cpu(vdsotime::getcpu());
         }),
+        Function::Getrandom => getrandom_bench::probe(getrandom_bench::Path::Vdsotime, 16),
     }
 }
 
@@ -215,6 +217,7 @@ fn syscall_probe(f: Function) -> Probe {
         Function::Getcpu => Probe::new(|| {
             cpu(vdsotime::syscall::getcpu());
         }),
+        Function::Getrandom => getrandom_bench::probe(getrandom_bench::Path::Syscall, 16),
     }
 }
 
@@ -227,6 +230,7 @@ fn bind(f: Function) {
         Function::Gettimeofday => drop(vdsotime::gettimeofday()),
         Function::Time => drop(vdsotime::time()),
         Function::Getcpu => drop(vdsotime::getcpu()),
+        Function::Getrandom => drop(vdsotime::getrandom(&mut [0; 16], GrndFlags::NONE)),
     }
 }
 
@@ -293,6 +297,9 @@ fn raw_probe(f: Function) -> Option<Probe> {
                 }
             })
         }
+        // `vdsotime::raw` hands out no getrandom: it needs a state (the `vdso-state`
+        // column of `bench-getrandom` is that floor).
+        Function::Getrandom => return None,
     })
 }
 
@@ -333,6 +340,7 @@ fn libc_probe(f: Function) -> Probe {
             // SAFETY: no arguments, no preconditions.
             black_box(unsafe { libc::sched_getcpu() });
         }),
+        Function::Getrandom => getrandom_bench::probe(getrandom_bench::Path::Libc, 16),
     }
 }
 

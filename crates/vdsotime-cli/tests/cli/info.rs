@@ -28,7 +28,7 @@ fn info_json_describes_the_vdso() {
         positive(&s["offset"], "symbol offset");
     }
     let paths = v["paths"].as_array().unwrap();
-    assert_eq!(paths.len(), 25, "11 clock_gettime + 11 clock_getres + 3");
+    assert_eq!(paths.len(), 26, "11 clock_gettime + 11 clock_getres + 4");
     for p in paths {
         let path = p["path"].as_str().unwrap();
         // getcpu is answered from glibc's rseq area where glibc registered one.
@@ -45,6 +45,49 @@ fn info_json_describes_the_vdso() {
             .unwrap()
             .starts_with(clock_gettime_symbol()),
         "{cg}"
+    );
+}
+
+/// The vDSO's getrandom, where the image exports it: the symbol, and the state
+/// parameters its probe call reports (this kernel: MAP_DROPPABLE memory).
+#[test]
+fn info_describes_getrandom_where_the_vdso_has_it() {
+    let v = json(&["info"], 0);
+    let exported = v["vdso"]["symbols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["name"] == "__vdso_getrandom" || s["name"] == "__kernel_getrandom");
+    let g = &v["getrandom"];
+    let path = v["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["function"] == "getrandom")
+        .expect("a getrandom path")["path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    if !exported || cfg!(target_pointer_width = "32") {
+        assert!(g.is_null(), "{g}");
+        assert_eq!(path, "syscall");
+        return;
+    }
+    assert!(path.contains("getrandom@"), "{path}");
+    assert_eq!(g["symbol"], path.as_str());
+    let size = positive(&g["state_size"], "state_size") as u64;
+    let page = positive(&g["page_size"], "page_size") as u64;
+    let per_page = positive(&g["states_per_page"], "states_per_page") as u64;
+    assert!(per_page * size <= page, "{g}");
+    assert!(
+        g["mmap_names"].as_str().unwrap().contains("MAP_DROPPABLE"),
+        "{g}"
+    );
+    let (code, out, err) = parts(&run(&["info"]));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(&format!("getrandom: {path}, {size}-byte states")),
+        "{out}"
     );
 }
 

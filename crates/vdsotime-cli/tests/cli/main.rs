@@ -3,6 +3,7 @@
 //! nothing here asserts a timing.
 
 mod bench;
+mod bench_getrandom;
 mod check;
 mod doctor;
 mod dump;
