@@ -3,23 +3,13 @@
 //! allocates or locks, so all of it is async-signal-safe.
 
 /// The whole syscall entry for an architecture whose convention is "number in one
-/// register, arguments in five others, result in the first argument's register, the
+/// register, arguments in six others, result in the first argument's register, the
 /// rest preserved" (plus any registers the kernel clobbers): its instruction and its
 /// registers are all that differ.
 #[allow(unused_macros)]
 macro_rules! register_syscall {
     ($insn:literal, nr = $nr:tt, args = [$a0:tt, $a1:tt, $a2:tt, $a3:tt, $a4:tt, $a5:tt]
      $(, clobbers = [$($c:tt),*])?) => {
-        /// Performs system call `nr` with five arguments (unused ones zero).
-        ///
-        /// # Safety
-        /// The arguments must be valid for that system call (pointers writable, etc.).
-        #[inline]
-        pub(crate) unsafe fn syscall(nr: u32, a0: usize, a1: usize, a2: usize, a3: usize, a4: usize) -> isize {
-            // SAFETY: forwarded from the caller; the sixth argument is unused (zero).
-            unsafe { syscall6(nr, a0, a1, a2, a3, a4, 0) }
-        }
-
         /// Performs system call `nr` with six arguments (`mmap`).
         ///
         /// # Safety
@@ -66,11 +56,31 @@ mod imp;
 )))]
 compile_error!("vdsotime has no raw system call code for this architecture yet");
 
+#[cfg(target_pointer_width = "32")]
 pub(crate) use imp::syscall;
-/// Six-argument system calls (`mmap`), on the 64-bit targets, the only ones that map
-/// vDSO getrandom states.
+/// Six-argument system calls (`mmap`): the one entry of the 64-bit targets, the only
+/// ones that map vDSO getrandom states.
 #[cfg(target_pointer_width = "64")]
 pub(crate) use imp::syscall6;
+
+/// Performs system call `nr` with five arguments (unused ones zero): on 64-bit targets,
+/// the six-argument entry with a zero sixth.
+///
+/// # Safety
+/// The arguments must be valid for that system call (pointers writable, etc.).
+#[cfg(target_pointer_width = "64")]
+#[inline]
+pub(crate) unsafe fn syscall(
+    nr: u32,
+    a0: usize,
+    a1: usize,
+    a2: usize,
+    a3: usize,
+    a4: usize,
+) -> isize {
+    // SAFETY: forwarded from the caller; the sixth argument is unused (zero).
+    unsafe { syscall6(nr, a0, a1, a2, a3, a4, 0) }
+}
 #[cfg(target_arch = "powerpc64")]
 pub(crate) use imp::{vdso_call, vdso_call5};
 

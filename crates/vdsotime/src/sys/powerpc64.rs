@@ -2,23 +2,6 @@
 //! *positive* errno in r3 with CR0.SO set; both the syscall and the vDSO functions use
 //! that convention, so both are normalized here to the `-errno` every other arch returns.
 
-/// Performs system call `nr` with five arguments (unused ones zero).
-///
-/// # Safety
-/// The arguments must be valid for that system call (pointers writable, etc.).
-#[inline]
-pub(crate) unsafe fn syscall(
-    nr: u32,
-    a0: usize,
-    a1: usize,
-    a2: usize,
-    a3: usize,
-    a4: usize,
-) -> isize {
-    // SAFETY: forwarded from the caller; the sixth argument is unused (zero).
-    unsafe { syscall6(nr, a0, a1, a2, a3, a4, 0) }
-}
-
 /// Performs system call `nr` with six arguments (`mmap`).
 ///
 /// # Safety

@@ -1,22 +1,5 @@
 //! x86-64: `syscall`, number in rax, arguments in rdi, rsi, rdx, r10, r8, r9.
 
-/// Performs system call `nr` with five arguments (unused ones zero).
-///
-/// # Safety
-/// The arguments must be valid for that system call (pointers writable, etc.).
-#[inline]
-pub(crate) unsafe fn syscall(
-    nr: u32,
-    a0: usize,
-    a1: usize,
-    a2: usize,
-    a3: usize,
-    a4: usize,
-) -> isize {
-    // SAFETY: forwarded from the caller; the sixth argument is unused (zero).
-    unsafe { syscall6(nr, a0, a1, a2, a3, a4, 0) }
-}
-
 /// Performs system call `nr` with six arguments (`mmap`).
 ///
 /// # Safety
