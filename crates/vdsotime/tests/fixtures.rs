@@ -213,6 +213,36 @@ fn every_fixture_parses_to_its_exact_symbols() {
     }
 }
 
+/// The table's getrandom is the one a vDSO exports (the x86_64 image is from Linux 6.18;
+/// the others are QEMU's, which has none): found at the table's version where present,
+/// and no image exports a getrandom under another name than its table's.
+#[test]
+fn getrandom_is_found_where_the_image_exports_it() {
+    for f in FIXTURES {
+        let bytes = load(f.file);
+        let v = Vdso::parse(&bytes).expect("parses");
+        let exported: Vec<&str> = f
+            .symbols
+            .iter()
+            .map(|&(n, _)| n)
+            .filter(|n| n.ends_with("_getrandom"))
+            .collect();
+        match f.table.getrandom {
+            Some(name) if exported.contains(&name) => {
+                let sym = v.lookup(name, Some(f.table.version)).expect("lookup");
+                assert_eq!(sym.version, Some(f.table.version), "{}", f.file);
+            }
+            _ => assert!(
+                exported.is_empty(),
+                "{}: {exported:?} not in its table",
+                f.file
+            ),
+        }
+    }
+    assert_eq!(arch::X86_64.getrandom, Some("__vdso_getrandom"));
+    assert_eq!(arch::I686.getrandom, None, "32-bit: always the system call");
+}
+
 /// What the library binds (clock_gettime, clock_getres, gettimeofday) is in every image
 /// at its table's version.
 #[test]
