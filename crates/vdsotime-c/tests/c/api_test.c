@@ -44,18 +44,7 @@
 #define MODE_NAMES "libvdsotime"
 #endif
 
-static int checks, failures;
-
-#define CHECK(cond, ...)                                                         \
-	do {                                                                     \
-		checks++;                                                        \
-		if (!(cond)) {                                                   \
-			failures++;                                              \
-			fprintf(stderr, "FAIL %s:%d: (%s) ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);                            \
-			fputc('\n', stderr);                                     \
-		}                                                                \
-	} while (0)
+#include "check.h"
 
 /* Hidden from the optimiser, so that glibc's nonnull attributes cannot drop the NULL. */
 static void *volatile null_ptr;
