@@ -10,7 +10,7 @@ mod getrandom_common;
 
 use std::process::Command;
 
-use getrandom_common::{log_path, sections, skip, strace_args, strace_available};
+use getrandom_common::{log_path, sections, skip, strace_args, strace_unusable};
 use support::{cc, crate_dir, install, pkg_config, run_ok, scratch};
 
 /// Builds random_test.c against the installed library (`package`: vdsotime or
@@ -50,8 +50,8 @@ fn static_library_getrandom_matches_the_kernel() {
 fn a_c_program_makes_no_getrandom_syscall_after_warm_up() {
     const TEST: &str = "a_c_program_makes_no_getrandom_syscall_after_warm_up";
     const CALLS: usize = 100_000;
-    if !strace_available() {
-        return skip(TEST, "no strace here");
+    if let Some(why) = strace_unusable() {
+        return skip(TEST, &why);
     }
     let (exe, lib) = build("random-strace", "vdsotime");
     let log = log_path("c-program");

@@ -18,7 +18,7 @@ mod getrandom_common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use getrandom_common::{log_path, sections, skip, strace_args, strace_available};
+use getrandom_common::{log_path, sections, skip, strace_args, strace_unusable};
 
 const TEST: &str = "getrandom_fill_goes_through_vdsotime_with_the_custom_cfg";
 const CALLS: usize = 10_000;
@@ -85,8 +85,8 @@ fn build_custom() -> PathBuf {
 
 #[test]
 fn getrandom_fill_goes_through_vdsotime_with_the_custom_cfg() {
-    if !strace_available() {
-        return skip(TEST, "no strace here");
+    if let Some(why) = strace_unusable() {
+        return skip(TEST, &why);
     }
     let default_probe = profile_dir().join("examples/getrandom_probe");
     assert!(

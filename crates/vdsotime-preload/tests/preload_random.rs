@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use getrandom_common::{log_path, sections, skip, strace_args, strace_available};
+use getrandom_common::{log_path, sections, skip, strace_args, strace_unusable};
 use support::{cc, preload, run, scratch};
 
 const CALLS: usize = 10_000;
@@ -71,8 +71,8 @@ fn count(name: &str, program: &str, args: &[&str], preloaded: bool) -> usize {
 }
 
 fn check_counts(test: &str, program: &str, args: &[&str]) {
-    if !strace_available() {
-        return skip(test, "no strace here");
+    if let Some(why) = strace_unusable() {
+        return skip(test, &why);
     }
     let with = count(&format!("{test}-with"), program, args, true);
     let without = count(&format!("{test}-without"), program, args, false);

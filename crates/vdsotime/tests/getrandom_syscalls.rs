@@ -10,7 +10,7 @@ mod reliability_common;
 
 use std::time::Duration;
 
-use getrandom_common::{log_path, marker, sections, skip, strace_args, strace_available};
+use getrandom_common::{log_path, marker, sections, skip, strace_args, strace_unusable};
 use reliability_common::{child_mode, expect_no_vdso, run_child};
 use vdsotime::{Function, GrndFlags, Path};
 
@@ -98,8 +98,8 @@ fn getrandom_syscalls_counted_by_strace() {
     if child_mode().is_some() {
         return child();
     }
-    if !strace_available() {
-        return skip(TEST, "no strace here (QEMU user mode?)");
+    if let Some(why) = strace_unusable() {
+        return skip(TEST, &why);
     }
     count(TEST, &[]);
 }
@@ -114,8 +114,8 @@ fn getrandom_syscalls_counted_by_strace_in_a_time_namespace() {
         assert!(inside, "not in the time namespace: {offsets}");
         return child();
     }
-    if !strace_available() {
-        return skip(TIMENS_TEST, "no strace here (QEMU user mode?)");
+    if let Some(why) = strace_unusable() {
+        return skip(TIMENS_TEST, &why);
     }
     let probe = std::process::Command::new("unshare")
         .args(["--time", "--fork", "--monotonic", "1", "true"])

@@ -49,12 +49,20 @@ pub fn marker() {
     };
 }
 
-/// Whether `strace` runs here (QEMU user mode has none for the guest).
-pub fn strace_available() -> bool {
-    std::process::Command::new("strace")
+/// Why strace cannot count this process's system calls here, if it cannot: no strace,
+/// or an emulator (`cargo xtask cross` sets `VDSOTIME_EMULATOR`), whose own system calls
+/// the host's strace would count instead of the guest's.
+pub fn strace_unusable() -> Option<String> {
+    if let Some(emulator) = std::env::var_os("VDSOTIME_EMULATOR") {
+        return Some(format!(
+            "strace would trace the emulator ({emulator:?}), not the guest"
+        ));
+    }
+    let works = std::process::Command::new("strace")
         .arg("-V")
         .output()
-        .is_ok_and(|o| o.status.success())
+        .is_ok_and(|o| o.status.success());
+    (!works).then(|| "no strace here".to_string())
 }
 
 /// The strace command that logs getrandom and the markers to `log`, for
@@ -65,7 +73,8 @@ pub fn strace_args(log: &std::path::Path) -> Vec<String> {
         "-f",
         "-qq",
         "-e",
-        "trace=getrandom,faccessat,access", // access(2): Python's os.access
+        // access(2): Python's os.access; faccessat2: a libc that prefers it
+        "trace=getrandom,faccessat,faccessat2,access",
         "-o",
         log.to_str().expect("UTF-8 temp path"),
     ]
