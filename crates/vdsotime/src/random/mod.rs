@@ -114,13 +114,14 @@ pub unsafe fn fill_to(buf: *mut u8, len: usize, flags: GrndFlags) -> Result<(), 
 }
 
 /// Which path [`crate::getrandom`] takes in this process: the vDSO symbol (each
-/// thread's first call also makes one system call, the vDSO's first key), or `syscall`.
+/// thread's first call also makes one system call, the vDSO's first key), or `syscall`
+/// (no vDSO getrandom, no `std`, or no usable thread-exit hook).
 pub(crate) fn path() -> Path {
-    if cfg!(feature = "std") {
-        entry::path()
-    } else {
-        Path::Syscall
+    #[cfg(feature = "std")]
+    if thread::hook_usable() {
+        return entry::path();
     }
+    Path::Syscall
 }
 
 /// Forgets the vDSO lookup (`init_from_image`).

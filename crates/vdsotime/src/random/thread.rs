@@ -145,6 +145,11 @@ enum Key {
     Never,
 }
 
+/// Whether threads can hold states: false once the key turned out unusable.
+pub(crate) fn hook_usable() -> bool {
+    KEY.load(Ordering::Acquire) != KEY_UNUSABLE
+}
+
 /// The process's key, created on first use.
 fn key() -> Key {
     match KEY.load(Ordering::Acquire) {
