@@ -279,3 +279,30 @@ fn every_truncation_and_every_byte_flip_is_handled() {
         }
     }
 }
+
+/// Issue 11's image: a PT_LOAD segment claiming `u64::MAX` bytes, so every address lies
+/// "inside" it, and `DT_VERDEF = u64::MAX - 1`. It used to parse, and a versioned
+/// `lookup` then computed `verdef + 2`: "attempt to add with overflow" in a debug build,
+/// the ELF header read as a version definition in a release build. An address is now
+/// bounded by the byte slice as well as by the segment.
+#[test]
+fn an_address_inside_a_huge_segment_but_past_the_bytes_is_refused() {
+    let (mut bytes, l) = build(&Spec::x86_64_like());
+    let put = |b: &mut Vec<u8>, at: usize, v: u64| b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    put(&mut bytes, l.phoff + 32, u64::MAX); // PT_LOAD p_filesz
+    put(&mut bytes, l.phoff + 40, u64::MAX); // PT_LOAD p_memsz
+    let verdef_entry = (l.dynamic..)
+        .step_by(16)
+        .find(|&e| bytes[e..e + 8] == 0x6fff_fffc_u64.to_le_bytes())
+        .expect("the builder writes DT_VERDEF");
+    put(&mut bytes, verdef_entry + 8, u64::MAX - 1);
+
+    let got = Vdso::parse(&bytes).map(|v| v.lookup("__vdso_time", Some("LINUX_2.6")));
+    assert_eq!(got.unwrap_err(), ElfError::OutOfBounds("DT_VERDEF"));
+
+    // The same image with an honest DT_VERDEF still parses: the huge segment alone is
+    // no error, as long as every address read lies in the bytes.
+    put(&mut bytes, verdef_entry + 8, l.verdef.unwrap() as u64);
+    let v = Vdso::parse(&bytes).expect("only DT_VERDEF was wrong");
+    assert!(v.lookup("__vdso_time", Some("LINUX_2.6")).is_some());
+}

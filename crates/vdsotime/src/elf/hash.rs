@@ -3,7 +3,7 @@
 //! The GNU table's Bloom filter is skipped: it only speeds up misses, and a vDSO has a
 //! dozen symbols.
 
-use super::reader::offset;
+use super::reader::{offset, plus};
 use super::{ElfError, Image};
 
 /// The SysV ELF hash of a name.
@@ -30,13 +30,25 @@ struct GnuTable {
     chains: usize,
 }
 
+impl GnuTable {
+    /// The chain word of symbol `idx`, which must be at least `symoffset`.
+    fn chain(&self, image: &Image<'_>, idx: usize) -> Result<u32, ElfError> {
+        let rel = idx
+            .checked_sub(self.symoffset)
+            .ok_or(ElfError::OutOfBounds("DT_GNU_HASH chains"))?;
+        image
+            .r
+            .u32(offset(self.chains, rel, 4)?, "DT_GNU_HASH chains")
+    }
+}
+
 impl Image<'_> {
     fn gnu_table(&self, at: usize) -> Result<GnuTable, ElfError> {
         let r = &self.r;
         let nbuckets = r.u32(at, "DT_GNU_HASH")? as usize;
-        let symoffset = r.u32(at + 4, "DT_GNU_HASH")? as usize;
-        let bloom_words = r.u32(at + 8, "DT_GNU_HASH")? as usize;
-        let buckets = offset(at + 16, bloom_words, r.pick(4, 8))?;
+        let symoffset = r.u32(plus(at, 4)?, "DT_GNU_HASH")? as usize;
+        let bloom_words = r.u32(plus(at, 8)?, "DT_GNU_HASH")? as usize;
+        let buckets = offset(plus(at, 16)?, bloom_words, r.pick(4, 8))?;
         let chains = offset(buckets, nbuckets, 4)?;
         r.slice(buckets, offset(0, nbuckets, 4)?, "DT_GNU_HASH buckets")?;
         Ok(GnuTable {
@@ -62,16 +74,11 @@ impl Image<'_> {
             }
             // Each step reads a new in-bounds word, so the walk ends within the image.
             loop {
-                let link = r.u32(
-                    offset(t.chains, last - t.symoffset, 4)?,
-                    "DT_GNU_HASH chains",
-                )?;
+                let link = t.chain(self, last)?;
+                last = plus(last, 1)?;
                 if link & 1 == 1 {
-                    return last
-                        .checked_add(1)
-                        .ok_or(ElfError::OutOfBounds("DT_GNU_HASH chains"));
+                    return Ok(last);
                 }
-                last += 1;
             }
         }
         if let Some(at) = self.sysv_hash {
@@ -102,40 +109,35 @@ impl Image<'_> {
         let r = &self.r;
         if let Some(at) = self.gnu_hash {
             let t = self.gnu_table(at)?;
-            if t.nbuckets == 0 {
-                return Ok(None);
-            }
             let h = gnu_hash(name);
-            let mut idx = r.u32(
-                offset(t.buckets, h as usize % t.nbuckets, 4)?,
-                "DT_GNU_HASH buckets",
-            )? as usize;
+            let Some(bucket) = (h as usize).checked_rem(t.nbuckets) else {
+                return Ok(None); // no buckets: no symbols
+            };
+            let mut idx = r.u32(offset(t.buckets, bucket, 4)?, "DT_GNU_HASH buckets")? as usize;
             if idx < t.symoffset {
                 return Ok(None);
             }
             while idx < self.nsyms {
-                let link = r.u32(
-                    offset(t.chains, idx - t.symoffset, 4)?,
-                    "DT_GNU_HASH chains",
-                )?;
+                let link = t.chain(self, idx)?;
                 if (link | 1) == (h | 1) && visit(idx) {
                     return Ok(Some(idx));
                 }
                 if link & 1 == 1 {
                     break;
                 }
-                idx += 1;
+                idx = plus(idx, 1)?;
             }
             return Ok(None);
         }
         if let Some(at) = self.sysv_hash {
             let word = self.sysv_word();
             let nbucket = self.sysv_entry(at, word, 0)?;
-            if nbucket == 0 {
-                return Ok(None);
-            }
-            let chain = offset(2, nbucket, 1)?;
-            let mut idx = self.sysv_entry(at, word, 2 + sysv_hash(name) as usize % nbucket)?;
+            let Some(bucket) = (sysv_hash(name) as usize).checked_rem(nbucket) else {
+                return Ok(None); // no buckets: no symbols
+            };
+            // Words: nbucket, nchain, the buckets, then the chains.
+            let chain = plus(2, nbucket)?;
+            let mut idx = self.sysv_entry(at, word, plus(2, bucket)?)?;
             for _ in 0..self.nsyms {
                 if idx == 0 || idx >= self.nsyms {
                     break;
@@ -143,7 +145,7 @@ impl Image<'_> {
                 if visit(idx) {
                     return Ok(Some(idx));
                 }
-                idx = self.sysv_entry(at, word, offset(chain, idx, 1)?)?;
+                idx = self.sysv_entry(at, word, plus(chain, idx)?)?;
             }
             return Ok(None);
         }

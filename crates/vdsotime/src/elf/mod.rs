@@ -5,6 +5,10 @@
 //! read bounds-checked: any byte string gives a value or an [`ElfError`], never a panic
 //! or a read outside the slice. ELF32 and ELF64, either byte order, are accepted on any
 //! host, so one architecture's tests can parse every other's images.
+//!
+//! No offset arithmetic here may wrap or panic: clippy's `arithmetic_side_effects` is
+//! denied for the whole module, so every sum and product goes through a checked helper.
+#![deny(clippy::arithmetic_side_effects)]
 
 mod hash;
 mod reader;
@@ -14,7 +18,7 @@ mod version;
 pub use symbols::{Symbol, Symbols};
 
 use core::fmt;
-use reader::{offset, to_usize, Reader};
+use reader::{offset, plus, to_usize, Reader};
 
 /// ELF file class: word size of the image (not necessarily of the host).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -140,12 +144,19 @@ struct Load {
 }
 
 impl Load {
-    /// The file offset of a virtual address inside the segment's file-backed part.
-    fn to_offset(self, vaddr: u64) -> Option<usize> {
+    /// The file offset of a virtual address inside the segment's file-backed part, which
+    /// must also lie inside the `len` bytes held: the segment's sizes come from the image
+    /// and bound nothing by themselves. `what` names the address in the error.
+    fn to_offset(self, vaddr: u64, len: usize, what: &'static str) -> Result<usize, ElfError> {
         let rel = vaddr
             .checked_sub(self.vaddr)
-            .filter(|&rel| rel < self.memsz.min(self.filesz))?;
-        usize::try_from(self.offset.checked_add(rel)?).ok()
+            .filter(|&rel| rel < self.memsz.min(self.filesz))
+            .ok_or(ElfError::AddressOutsideSegment(what))?;
+        self.offset
+            .checked_add(rel)
+            .and_then(|off| usize::try_from(off).ok())
+            .filter(|&off| off < len)
+            .ok_or(ElfError::OutOfBounds(what))
     }
 }
 
@@ -224,7 +235,7 @@ impl Header {
         let mut load = None;
         self.each_phdr(r, |p_type, ph| {
             if p_type == PT_LOAD && load.is_none() {
-                let at = |elf32, elf64, what| r.word(ph + r.pick(elf32, elf64), what);
+                let at = |elf32, elf64, what| r.word(plus(ph, r.pick(elf32, elf64))?, what);
                 load = Some(Load {
                     offset: at(4, 8, "p_offset")?,
                     vaddr: at(8, 16, "p_vaddr")?,
@@ -277,16 +288,13 @@ impl<'a> Image<'a> {
         let r = header.reader(bytes);
         let load = header.first_load(&r)?;
         // Dynamic entries hold virtual addresses; the image is laid out as PT_LOAD says.
-        let to_offset = |vaddr, what| {
-            load.to_offset(vaddr)
-                .ok_or(ElfError::AddressOutsideSegment(what))
-        };
+        let to_offset = |vaddr, what| load.to_offset(vaddr, bytes.len(), what);
 
         let mut dynamic = None;
         header.each_phdr(&r, |p_type, ph| {
             if p_type == PT_DYNAMIC {
                 dynamic = Some(to_usize(
-                    r.word(ph + r.pick(4, 8), "p_offset")?,
+                    r.word(plus(ph, r.pick(4, 8))?, "p_offset")?,
                     "PT_DYNAMIC",
                 )?);
             }
@@ -296,11 +304,14 @@ impl<'a> Image<'a> {
 
         let (mut symtab, mut strtab, mut strsz, mut syment) = (None, None, None, None);
         let (mut sysv_hash, mut gnu_hash, mut versym, mut verdef) = (None, None, None, None);
-        let dyn_size = r.pick(8, 16);
-        for i in 0.. {
-            let entry = offset(dynamic, i, dyn_size)?;
+        // Each entry is a tag word then a value word; the walk ends at DT_NULL or at the
+        // first entry that is not in the bytes.
+        let word = r.pick(4, 8);
+        let mut entry = dynamic;
+        loop {
             let tag = r.word(entry, "dynamic table")?;
-            let val = r.word(entry + dyn_size / 2, "dynamic table")?;
+            let val = r.word(plus(entry, word)?, "dynamic table")?;
+            entry = offset(entry, 2, word)?;
             match tag {
                 DT_NULL => break,
                 DT_SYMTAB => symtab = Some(to_offset(val, "DT_SYMTAB")?),
@@ -378,7 +389,7 @@ impl<'a> Image<'a> {
     /// Maps a symbol's `st_value` to an offset in the image.
     fn value_to_offset(&self, value: u64) -> Option<usize> {
         self.load
-            .to_offset(value)
-            .filter(|&off| off < self.r.bytes.len())
+            .to_offset(value, self.r.bytes.len(), "st_value")
+            .ok()
     }
 }

@@ -87,6 +87,12 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// `a + b`, checked: the field `b` bytes into a structure at `a`.
+pub(crate) fn plus(a: usize, b: usize) -> Result<usize, ElfError> {
+    a.checked_add(b)
+        .ok_or(ElfError::OutOfBounds("offset arithmetic"))
+}
+
 /// `a + b * c` with every step checked: the shape of every table-entry offset.
 pub(crate) fn offset(a: usize, b: usize, c: usize) -> Result<usize, ElfError> {
     b.checked_mul(c)

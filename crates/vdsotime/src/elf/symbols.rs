@@ -1,7 +1,7 @@
 //! Dynamic symbols: reading `Elf*_Sym` entries, keeping the ones a caller can use,
 //! and finding one by name and version.
 
-use super::reader::offset;
+use super::reader::{offset, plus};
 use super::{ElfError, Image};
 
 const SHN_UNDEF: u16 = 0;
@@ -30,18 +30,11 @@ impl<'a> Image<'a> {
         let r = &self.r;
         let sym = offset(self.symtab, idx, self.syment)?;
         let name = r.u32(sym, "symbol")? as usize;
-        let (info, shndx, value) = match self.header.class {
-            super::ElfClass::Elf32 => (
-                r.u8(sym + 12, "symbol")?,
-                r.u16(sym + 14, "symbol")?,
-                r.word(sym + 4, "symbol")?,
-            ),
-            super::ElfClass::Elf64 => (
-                r.u8(sym + 4, "symbol")?,
-                r.u16(sym + 6, "symbol")?,
-                r.word(sym + 8, "symbol")?,
-            ),
-        };
+        // st_info, st_shndx and st_value sit at different offsets in the two classes.
+        let field = |elf32, elf64| plus(sym, r.pick(elf32, elf64));
+        let info = r.u8(field(12, 4)?, "symbol")?;
+        let shndx = r.u16(field(14, 6)?, "symbol")?;
+        let value = r.word(field(4, 8)?, "symbol")?;
         let (bind, kind) = (info >> 4, info & 0xf);
         if shndx == SHN_UNDEF
             || !matches!(kind, STT_FUNC | STT_NOTYPE)
@@ -132,9 +125,9 @@ impl<'a> Iterator for Symbols<'a> {
     fn next(&mut self) -> Option<Symbol<'a>> {
         while self.next < self.image.nsyms {
             let idx = self.next;
-            self.next += 1;
-            // An unreadable entry is skipped like an unusable one, so that every symbol
-            // `lookup` can return is also listed here.
+            self.next = idx.saturating_add(1); // below `nsyms`, so it never saturates
+                                               // An unreadable entry is skipped like an unusable one, so that every symbol
+                                               // `lookup` can return is also listed here.
             if let Ok(Some(sym)) = self.image.symbol(idx, self.base) {
                 return Some(sym);
             }

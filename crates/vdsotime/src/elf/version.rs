@@ -2,7 +2,7 @@
 //! the index. Images without them (some synthetic vDSOs) have unversioned symbols, and
 //! a lookup that asks for a version accepts those, as the dynamic linker does.
 
-use super::reader::offset;
+use super::reader::{offset, plus};
 use super::{ElfError, Image};
 
 /// `VER_FLG_BASE`: the verdef naming the file itself, not a version.
@@ -23,21 +23,21 @@ impl<'a> Image<'a> {
             return Ok(None); // 0: local, 1: global, unversioned
         }
         for _ in 0..MAX_VERDEFS {
-            let flags = r.u16(def + 2, "DT_VERDEF")?;
-            let vd_ndx = r.u16(def + 4, "DT_VERDEF")?;
+            // Elf{32,64}_Verdef: vd_flags at 2, vd_ndx at 4, vd_aux at 12, vd_next at 16,
+            // the last two relative to the entry itself.
+            let field = |at| plus(def, at);
+            let flags = r.u16(field(2)?, "DT_VERDEF")?;
+            let vd_ndx = r.u16(field(4)?, "DT_VERDEF")?;
             if flags & VER_FLG_BASE == 0 && vd_ndx & 0x7fff == ndx {
-                let aux = def.checked_add(r.u32(def + 12, "DT_VERDEF")? as usize);
-                let aux = aux.ok_or(ElfError::OutOfBounds("DT_VERDEF"))?;
+                let aux = plus(def, r.u32(field(12)?, "DT_VERDEF")? as usize)?;
                 let name = r.u32(aux, "verdaux")? as usize;
                 return self.string(name).map(Some);
             }
-            let next = r.u32(def + 16, "DT_VERDEF")? as usize;
+            let next = r.u32(field(16)?, "DT_VERDEF")? as usize;
             if next == 0 {
                 break;
             }
-            def = def
-                .checked_add(next)
-                .ok_or(ElfError::OutOfBounds("DT_VERDEF"))?;
+            def = plus(def, next)?;
         }
         Ok(None)
     }
