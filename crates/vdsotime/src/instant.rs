@@ -56,7 +56,7 @@ impl Instant {
             .0
             .as_nanos()
             .checked_add(i128::try_from(d.as_nanos()).ok()?)?;
-        Some(Instant(from_nanos(nanos)?))
+        Timespec::from_nanos(nanos).ok().map(Instant)
     }
 
     /// `self - d`, `None` on overflow.
@@ -65,7 +65,7 @@ impl Instant {
             .0
             .as_nanos()
             .checked_sub(i128::try_from(d.as_nanos()).ok()?)?;
-        Some(Instant(from_nanos(nanos)?))
+        Timespec::from_nanos(nanos).ok().map(Instant)
     }
 
     /// The reading itself.
@@ -74,18 +74,62 @@ impl Instant {
     }
 }
 
-fn from_nanos(nanos: i128) -> Option<Timespec> {
-    let sec = i64::try_from(nanos.div_euclid(1_000_000_000)).ok()?;
-    Some(Timespec {
-        tv_sec: sec,
-        tv_nsec: nanos.rem_euclid(1_000_000_000) as i64,
-    })
-}
-
 impl core::ops::Sub for Instant {
     type Output = Duration;
     /// Saturating, like `duration_since`.
     fn sub(self, earlier: Instant) -> Duration {
         self.duration_since(earlier)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Readings at the limits of `Timespec`, which no clock gives but the type allows.
+    fn extremes() -> [Instant; 5] {
+        let at = |tv_sec, tv_nsec| Instant(Timespec { tv_sec, tv_nsec });
+        [
+            at(i64::MIN, 0),
+            at(-1, 999_999_999),
+            at(0, 0),
+            at(1, 1),
+            at(i64::MAX, 999_999_999),
+        ]
+    }
+
+    #[test]
+    fn arithmetic_at_the_limits_gives_none_or_saturates_never_panics() {
+        let durations = [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::from_secs(u64::MAX / 2),
+            Duration::MAX,
+        ];
+        for a in extremes() {
+            for b in extremes() {
+                let d = a.checked_duration_since(b);
+                assert_eq!(d.is_some(), a >= b, "{a:?} - {b:?}");
+                assert_eq!(a - b, d.unwrap_or_default());
+                if let Some(d) = d {
+                    assert_eq!(b.checked_add(d), Some(a), "{b:?} + {d:?}");
+                    assert_eq!(a.checked_sub(d), Some(b), "{a:?} - {d:?}");
+                }
+            }
+            for d in durations {
+                if let Some(later) = a.checked_add(d) {
+                    assert_eq!(later.duration_since(a), d);
+                }
+                if let Some(earlier) = a.checked_sub(d) {
+                    assert_eq!(a.duration_since(earlier), d);
+                }
+            }
+        }
+        let (first, last) = (extremes()[0], extremes()[4]);
+        assert_eq!(last.checked_add(Duration::from_nanos(1)), None);
+        assert_eq!(first.checked_sub(Duration::from_nanos(1)), None);
+        // i64::MIN s + (u64::MAX s + 999_999_999 ns) is exactly the largest value.
+        assert_eq!(first.checked_add(Duration::MAX), Some(last));
+        assert_eq!(last.checked_sub(Duration::MAX), Some(first));
     }
 }

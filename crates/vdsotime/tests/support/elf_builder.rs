@@ -69,14 +69,17 @@ pub struct Layout {
     pub len: usize,
 }
 
-struct Out {
-    bytes: Vec<u8>,
-    be: bool,
-    elf64: bool,
+/// An image being written: fields of the class's sizes in its byte order, growing the
+/// buffer as needed. Shared with the structure-aware fuzz target.
+pub struct Out {
+    pub bytes: Vec<u8>,
+    pub be: bool,
+    pub elf64: bool,
 }
 
 impl Out {
-    fn put(&mut self, at: usize, v: u64, size: usize) {
+    /// Writes the low `size` bytes of `v` at `at`.
+    pub fn put(&mut self, at: usize, v: u64, size: usize) {
         if self.bytes.len() < at + size {
             self.bytes.resize(at + size, 0);
         }
@@ -86,18 +89,21 @@ impl Out {
             self.bytes[at + i] = byte;
         }
     }
-    fn word(&mut self, at: usize, v: u64) {
+    /// Writes a class-sized word (4 or 8 bytes).
+    pub fn word(&mut self, at: usize, v: u64) {
         let size = if self.elf64 { 8 } else { 4 };
         self.put(at, v, size);
     }
-    fn align(&mut self, a: usize) -> usize {
+    /// Pads the buffer to a multiple of `a` and returns its new length.
+    pub fn align(&mut self, a: usize) -> usize {
         let len = self.bytes.len().div_ceil(a) * a;
         self.bytes.resize(len, 0);
         len
     }
 }
 
-fn sysv_hash(name: &[u8]) -> u32 {
+/// The SysV ELF hash (`DT_HASH`).
+pub fn sysv_hash(name: &[u8]) -> u32 {
     let mut h: u32 = 0;
     for &c in name {
         h = (h << 4).wrapping_add(c as u32);
@@ -108,7 +114,8 @@ fn sysv_hash(name: &[u8]) -> u32 {
     h
 }
 
-fn gnu_hash(name: &[u8]) -> u32 {
+/// The GNU (DJB) hash (`DT_GNU_HASH`).
+pub fn gnu_hash(name: &[u8]) -> u32 {
     name.iter()
         .fold(5381u32, |h, &c| h.wrapping_mul(33).wrapping_add(c as u32))
 }
