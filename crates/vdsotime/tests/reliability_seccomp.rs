@@ -7,7 +7,7 @@ mod reliability_common;
 
 use std::time::Duration;
 
-use reliability_common::{child_mode, libc_clock_gettime, ns, run_child};
+use reliability_common::{child_mode, libc_clock_gettime, ns, run_child, skip::skip};
 use vdsotime::{ClockId, Errno};
 
 const TEST: &str = "time_syscalls_forbidden_by_seccomp";
@@ -45,8 +45,11 @@ const VDSO_CLOCKSOURCES: &[&str] = &[
 #[test]
 fn time_syscalls_forbidden_by_seccomp() {
     if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
-        println!("SKIPPED: no seccomp filter written for this architecture");
-        return;
+        return skip(
+            TEST,
+            "seccomp",
+            "no seccomp filter written for this architecture",
+        );
     }
     if child_mode().as_deref() == Some("seccomp") {
         child();
@@ -56,8 +59,11 @@ fn time_syscalls_forbidden_by_seccomp() {
     println!("{}", run.stdout);
     assert!(run.status.success(), "child under seccomp failed: {run:#?}");
     if run.stdout.contains("SECCOMP_UNSUPPORTED") {
-        println!("SKIPPED: the emulator does not implement seccomp filters");
-        return;
+        return skip(
+            TEST,
+            "seccomp",
+            "the emulator does not implement seccomp filters",
+        );
     }
     assert_eq!(
         run.values("SECCOMP_OK").len(),
@@ -181,7 +187,11 @@ fn child() {
     assert_eq!(vdsotime::syscall::time(), -1);
 
     let Some(vdso) = vdsotime::vdso() else {
-        println!("SKIPPED: no vDSO in this process; every clock is a syscall");
+        skip(
+            TEST,
+            "vdso",
+            "no vDSO: only the syscall half (every clock EPERM) ran",
+        );
         for clock in ClockId::ALL {
             assert_eq!(
                 vdsotime::clock_gettime(clock),

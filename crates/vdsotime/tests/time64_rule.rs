@@ -8,6 +8,7 @@
 //! function, as `init_from_image` changes the whole process's binding.
 
 mod fixture_patch;
+mod support;
 
 use fixture_patch::{leak_page_aligned, Elf};
 use vdsotime::{arch, ClockId, Function, Path};
@@ -19,7 +20,11 @@ fn clock_gettime_path() -> Path {
 #[test]
 fn time64_is_trusted_only_where_the_table_allows() {
     let Some(own) = vdsotime::vdso() else {
-        return; // no vDSO (valgrind): nothing to rebind
+        return support::skip::skip(
+            "time64_rule",
+            "vdso",
+            "no vDSO in this process: no image to copy and rebind",
+        );
     };
     let table = arch::NATIVE;
     let time32 = table

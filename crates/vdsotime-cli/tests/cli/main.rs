@@ -11,6 +11,11 @@ mod info;
 mod summary;
 mod timens;
 
+/// The core's visible-skip helper (`SKIP <test>: <reason>`, or a failure where
+/// `VDSOTIME_REQUIRE` names the requirement).
+#[path = "../../../vdsotime/tests/support/skip.rs"]
+mod skip;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 

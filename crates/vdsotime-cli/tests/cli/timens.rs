@@ -6,10 +6,10 @@ use std::process::Command;
 
 use crate::*;
 
-/// Runs vdsotime inside `unshare --time` with a one-day offset; `None` where this
-/// machine cannot make a time namespace (no util-linux unshare, no privilege,
-/// kernel before 5.6).
-fn in_timens(args: &[&str]) -> Option<(i32, String, String)> {
+/// Runs vdsotime inside `unshare --time` with a one-day offset; `None`, after a visible
+/// skip of `test`, where this machine cannot make a time namespace (no privilege, kernel
+/// before 5.6, no util-linux `unshare`).
+fn in_timens(test: &str, args: &[&str]) -> Option<(i32, String, String)> {
     let o = Command::new("unshare")
         .args([
             "--time",
@@ -22,22 +22,25 @@ fn in_timens(args: &[&str]) -> Option<(i32, String, String)> {
         .arg(env!("CARGO_BIN_EXE_vdsotime"))
         .args(args)
         .env_remove("VDSOTIME_FAULT")
-        .output()
-        .ok()?;
-    let p = parts(&o);
-    if p.2.starts_with("unshare:") {
-        eprintln!(
-            "skipping: cannot create a time namespace here: {}",
-            p.2.trim()
-        );
-        return None;
-    }
-    Some(p)
+        .output();
+    let why = match o {
+        Err(e) => format!("cannot run unshare: {e}"),
+        Ok(o) => {
+            let p = parts(&o);
+            if !p.2.starts_with("unshare:") {
+                return Some(p);
+            }
+            format!("cannot create a time namespace here: {}", p.2.trim())
+        }
+    };
+    skip::skip(test, "timens", why);
+    None
 }
 
 #[test]
 fn check_passes_inside_a_time_namespace() {
-    let Some((c, out, err)) = in_timens(&["check", "--duration", "0.3", "--json"]) else {
+    const TEST: &str = "check_passes_inside_a_time_namespace";
+    let Some((c, out, err)) = in_timens(TEST, &["check", "--duration", "0.3", "--json"]) else {
         return;
     };
     assert_eq!(c, 0, "{out}\n{err}");
@@ -47,7 +50,8 @@ fn check_passes_inside_a_time_namespace() {
 
 #[test]
 fn info_and_doctor_see_the_offsets() {
-    let Some((c, out, err)) = in_timens(&["info", "--json"]) else {
+    const TEST: &str = "info_and_doctor_see_the_offsets";
+    let Some((c, out, err)) = in_timens(TEST, &["info", "--json"]) else {
         return;
     };
     assert_eq!(c, 0, "{err}");
@@ -59,7 +63,7 @@ fn info_and_doctor_see_the_offsets() {
             .any(|o| o["clock"] == "monotonic" && o["secs"] == 86400),
         "{offsets:?}"
     );
-    let Some((c, out, err)) = in_timens(&["doctor", "--duration", "0.005"]) else {
+    let Some((c, out, err)) = in_timens(TEST, &["doctor", "--duration", "0.005"]) else {
         return;
     };
     assert!(c == 0 || c == 2, "{err}");

@@ -99,11 +99,13 @@ pub fn run_child(test_name: &str, mode: &str, wrapper: &[&str], timeout: Duratio
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    ChildRun {
+    let run = ChildRun {
         status,
         stdout: out_t.join().unwrap_or_default(),
         stderr: err_t.join().unwrap_or_default(),
-    }
+    };
+    skip::relay(&run.stderr);
+    run
 }
 
 /// Nanoseconds of a timespec, wide enough for any value.
@@ -143,6 +145,10 @@ pub fn bracket(clock: ClockId) -> Result<Option<i128>, String> {
 mod kernel;
 #[allow(unused_imports)] // not every test file uses both
 pub use kernel::{clock_getres as libc_clock_getres, clock_gettime as libc_clock_gettime};
+
+/// Visible skips that `VDSOTIME_REQUIRE` can turn into failures.
+#[path = "../support/skip.rs"]
+pub mod skip;
 
 /// The fixture directory with other architectures' vDSO images.
 pub fn fixture_dir() -> PathBuf {

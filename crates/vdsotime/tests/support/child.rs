@@ -17,10 +17,13 @@ pub fn rerun(name: &str, env: (&str, &str), wrapper: &[&str]) -> Output {
         }
         None => Command::new(&exe),
     };
-    cmd.args(["--exact", name, "--nocapture", "--test-threads=1"])
+    let out = cmd
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
         .env(env.0, env.1)
         .output()
-        .expect("spawn the child test process")
+        .expect("spawn the child test process");
+    super::skip::relay(&String::from_utf8_lossy(&out.stderr));
+    out
 }
 
 /// Asserts the child succeeded and printed `marker`; shows its output otherwise.

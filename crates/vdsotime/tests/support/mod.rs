@@ -3,3 +3,4 @@
 pub mod child;
 pub mod elf_builder;
 pub mod kernel;
+pub mod skip;

@@ -1,0 +1,85 @@
+//! A test that cannot run here says so: `SKIP <test>: <reason>` on standard error, and
+//! passes. Where the environment variable `VDSOTIME_REQUIRE` names what is missing
+//! (comma-separated, e.g. `timens,seccomp,strace,valgrind`), it fails instead: CI sets it
+//! on the machine that must run everything, so nothing it relies on is skipped unseen.
+//!
+//! The line is written to the process's real standard error, not through `eprintln!`:
+//! the test harness captures the print macros of passing tests, but not a direct write,
+//! so the line shows in `cargo test`'s output, and `.ci/run` collects every `SKIP` line
+//! into its summary. Shared by the core's, the CLI's tests (through `#[path]`); the shell
+//! scripts follow the same convention (`scripts/reliability/valgrind.sh`).
+
+#![allow(dead_code)]
+
+use std::fmt::Display;
+use std::io::Write;
+
+/// The environment variable naming the requirements that must not be skipped.
+pub const REQUIRE_ENV: &str = "VDSOTIME_REQUIRE";
+
+/// Every requirement a test may skip for, and what it means. `VDSOTIME_REQUIRE` may name
+/// only these, so a misspelt name is an error rather than a requirement nothing checks.
+pub const REQUIREMENTS: &[(&str, &str)] = &[
+    (
+        "vdso",
+        "the process has a vDSO (valgrind, vdso=0 and old QEMU hide it)",
+    ),
+    (
+        "timens",
+        "time namespaces: `unshare --time` works (Linux 5.6+, privilege)",
+    ),
+    (
+        "seccomp",
+        "seccomp filters can be installed (not under QEMU user mode)",
+    ),
+    ("strace", "strace is installed and can trace this process"),
+    (
+        "valgrind",
+        "valgrind is installed (scripts/reliability/valgrind.sh)",
+    ),
+    (
+        "affinity",
+        "the process may pin itself to each CPU (sched_setaffinity)",
+    ),
+    ("getcpu", "the getcpu system call works"),
+];
+
+/// Whether `VDSOTIME_REQUIRE` names `requirement`. Panics on a name that is not in
+/// [`REQUIREMENTS`], or if `requirement` itself is not.
+pub fn required(requirement: &str) -> bool {
+    let known = |name: &str| REQUIREMENTS.iter().any(|(n, _)| *n == name);
+    assert!(known(requirement), "unknown requirement {requirement:?}");
+    let list = std::env::var(REQUIRE_ENV).unwrap_or_default();
+    let mut names = list.split(',').map(str::trim).filter(|n| !n.is_empty());
+    names.any(|name| {
+        assert!(
+            known(name),
+            "{REQUIRE_ENV}={list}: unknown requirement {name:?}; known: {:?}",
+            REQUIREMENTS.iter().map(|(n, _)| n).collect::<Vec<_>>()
+        );
+        name == requirement
+    })
+}
+
+/// Passes on the `SKIP` lines a child test process wrote to its (captured) standard
+/// error, so they show like the parent's own.
+pub fn relay(child_stderr: &str) {
+    for line in child_stderr.lines().filter(|l| l.starts_with("SKIP ")) {
+        let _ = std::io::stderr()
+            .lock()
+            .write_all(format!("{line}\n").as_bytes());
+    }
+}
+
+/// `test` cannot run because `requirement` is missing, for `reason`: prints
+/// `SKIP <test>: <reason>` where the harness does not hide it, or panics when
+/// `VDSOTIME_REQUIRE` names the requirement. Use as `return skip(...)`.
+pub fn skip(test: &str, requirement: &str, reason: impl Display) {
+    assert!(
+        !required(requirement),
+        "{test}: {requirement} is required by {REQUIRE_ENV} but unavailable: {reason}"
+    );
+    let line = format!("SKIP {test}: {reason} (needs {requirement})\n");
+    // One write of the whole line, so parallel tests cannot split it.
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
