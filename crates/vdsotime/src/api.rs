@@ -360,10 +360,15 @@ pub fn path(function: Function) -> Path {
 /// 0 means "no vDSO, use syscalls". For runtimes and `#![no_main]` programs that have
 /// the address already. An image that fails validation is ignored (syscalls).
 ///
+/// The image's functions are then called: it must be the vDSO the kernel mapped into
+/// this process, not a copy or a file read into memory. It may be called again at any
+/// time: a call or [`crate::vdso`] racing it, on another thread or in a signal handler,
+/// uses the old image or the new one, each whole.
+///
 /// # Safety
-/// `addr` must be 0 or the start of a readable mapping of at least 4 KiB that holds
-/// an ELF image and stays mapped, unchanged, for the life of the process. Call it
-/// before other threads use this crate.
+/// `addr` must be 0 or the start of the kernel-mapped vDSO of this process (its code is
+/// executed), at least 4 KiB long, which stays mapped and unchanged for the life of the
+/// process: every image ever given must, as racing calls may still use an earlier one.
 pub unsafe fn init_from_image(addr: usize) {
     if addr == 0 {
         crate::vdso::publish_absent();

@@ -54,7 +54,6 @@ impl<'a> Vdso<'a> {
     /// `addr` must be the start of a readable mapping of at least 4 KiB that stays
     /// mapped for the life of the process, such as `AT_SYSINFO_EHDR`.
     pub unsafe fn from_address(addr: usize) -> Result<Vdso<'static>, ElfError> {
-        const MIN_PAGE: usize = 4096;
         // Even the header is read only once the page is known to be there: an emulator
         // may hand out an address that is not mapped in the guest.
         if !is_mapped(addr, MIN_PAGE) {
@@ -62,16 +61,13 @@ impl<'a> Vdso<'a> {
         }
         // SAFETY: the caller guarantees the first 4 KiB at `addr` are mapped for good,
         // and mincore just confirmed it.
-        let first = unsafe { core::slice::from_raw_parts(addr as *const u8, MIN_PAGE) };
-        let header = Header::parse(first)?;
-        let len = header.extent(first)?;
+        let len = unsafe { extent_at(addr) }?;
         if !is_mapped(addr, len) {
             return Err(ElfError::OutOfBounds("mapping (mincore)"));
         }
         // SAFETY: mincore confirmed `len` bytes from `addr` are mapped; the vDSO is
         // never unmapped or written by user space.
-        let bytes = unsafe { core::slice::from_raw_parts(addr as *const u8, len) };
-        let v = Vdso::parse(bytes)?;
+        let v = unsafe { Vdso::mapped(addr, len) }?;
         if !v.is_native() {
             return Err(ElfError::ForeignMachine {
                 machine: v.machine(),
@@ -79,6 +75,15 @@ impl<'a> Vdso<'a> {
             });
         }
         Ok(v)
+    }
+
+    /// Parses the `len` bytes at `addr`.
+    ///
+    /// # Safety
+    /// They must be mapped, and stay mapped and unchanged, for the life of the process.
+    unsafe fn mapped(addr: usize, len: usize) -> Result<Vdso<'static>, ElfError> {
+        // SAFETY: forwarded from the caller.
+        Vdso::parse(unsafe { core::slice::from_raw_parts(addr as *const u8, len) })
     }
 
     /// The image bytes, ready to write to a file for `readelf`/`objdump`.
@@ -149,6 +154,20 @@ impl<'a> Vdso<'a> {
     }
 }
 
+/// The smallest Linux page: what `from_address` may read before it knows the length.
+const MIN_PAGE: usize = 4096;
+
+/// The length of the image at `addr`, by its header: its loaded segment and its section
+/// headers, both described in the first page.
+///
+/// # Safety
+/// The first [`MIN_PAGE`] bytes at `addr` must be mapped.
+unsafe fn extent_at(addr: usize) -> Result<usize, ElfError> {
+    // SAFETY: forwarded from the caller.
+    let first = unsafe { core::slice::from_raw_parts(addr as *const u8, MIN_PAGE) };
+    Header::parse(first)?.extent(first)
+}
+
 /// Whether every page of `[addr, addr + len)` is mapped, by `mincore`. A kernel or
 /// sandbox that refuses `mincore` itself (ENOSYS, EPERM) is trusted: the range came
 /// from the kernel's own image header.
@@ -163,17 +182,26 @@ fn is_mapped(addr: usize, len: usize) -> bool {
     ret != -(linux_raw_sys::errno::ENOMEM as isize)
 }
 
-/// 0: not looked for yet; 1: this process has no usable vDSO; else its address.
+/// 0: not looked for yet; 1 ([`ABSENT`]): this process has no usable vDSO; else the
+/// address of an image [`Vdso::from_address`] accepted.
+///
+/// This one word is all that is published. The length is not stored beside it: it is a
+/// function of the image, which stays mapped and unchanged (the contract of
+/// [`crate::init_from_image`]), so every reader recomputes it from the header at the
+/// address it loaded. A base and a length in two atomics could be read one before and one
+/// after a new `init_from_image`, by another thread or by a signal handler that interrupts
+/// the publishing thread between its two stores, and pair one image's base with another's
+/// length. One word cannot tear, and needs no lock, retry loop or sequence count: a signal
+/// handler could wait on those forever for the thread it interrupted.
 static BASE: AtomicUsize = AtomicUsize::new(0);
-/// Its length, valid once `BASE` holds an address.
-static LEN: AtomicUsize = AtomicUsize::new(0);
 const ABSENT: usize = 1;
 
 /// This process's vDSO, found through the auxiliary vector on first use; `None` when
 /// there is none or it failed validation, in which case every call uses syscalls.
 ///
 /// Lock-free and allocation-free: racing first callers each find the same image and
-/// store the same values.
+/// store the same address; a reader racing `init_from_image` gets the old image or the
+/// new one, whole.
 pub fn vdso() -> Option<Vdso<'static>> {
     let base = match BASE.load(Ordering::Acquire) {
         0 => locate(),
@@ -182,11 +210,10 @@ pub fn vdso() -> Option<Vdso<'static>> {
     if base == ABSENT {
         return None;
     }
-    // SAFETY: `base`/`LEN` were stored only after `Vdso::from_address` validated that
-    // many mapped bytes there; the vDSO stays mapped and unchanged for the process.
-    let bytes =
-        unsafe { core::slice::from_raw_parts(base as *const u8, LEN.load(Ordering::Relaxed)) };
-    Vdso::parse(bytes).ok()
+    // SAFETY: `base` was stored only after `Vdso::from_address` validated the image
+    // there: its first page and its whole length (recomputed here from the unchanged
+    // header) are mapped, and stay mapped and unchanged for the process.
+    unsafe { extent_at(base).and_then(|len| Vdso::mapped(base, len)) }.ok()
 }
 
 #[cold]
@@ -206,8 +233,7 @@ fn locate() -> usize {
 pub(crate) unsafe fn publish(addr: usize) -> usize {
     // SAFETY: forwarded from the caller.
     match unsafe { Vdso::from_address(addr) } {
-        Ok(v) => {
-            LEN.store(v.bytes().len(), Ordering::Relaxed);
+        Ok(_) => {
             BASE.store(addr, Ordering::Release);
             addr
         }

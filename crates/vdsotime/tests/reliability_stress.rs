@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
+use reliability_common::signals::{alarm_every, on_alarm as install_handler};
 use reliability_common::{bracket, bracket_time, child_mode, ns, run_child};
 use vdsotime::ClockId;
 
@@ -57,37 +58,11 @@ extern "C" fn on_alarm(_: libc::c_int) {
     }
 }
 
-fn set_timer(us: i64) {
-    let tv = libc::timeval {
-        tv_sec: 0,
-        tv_usec: us as libc::suseconds_t,
-    };
-    let it = libc::itimerval {
-        it_interval: tv,
-        it_value: tv,
-    };
-    // SAFETY: setitimer reads one valid itimerval; the old value is not requested.
-    let r = unsafe { libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut()) };
-    assert_eq!(r, 0, "setitimer: {}", std::io::Error::last_os_error());
-}
-
-fn install_handler() {
-    // SAFETY: a zeroed sigaction is valid; the handler only touches atomics and the
-    // library's async-signal-safe calls; SA_RESTART keeps the barrier and joins going.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_alarm as extern "C" fn(libc::c_int) as usize;
-        sa.sa_flags = libc::SA_RESTART;
-        libc::sigemptyset(&mut sa.sa_mask);
-        assert_eq!(libc::sigaction(libc::SIGALRM, &sa, std::ptr::null_mut()), 0);
-    }
-}
-
 /// One phase: timer on, 64 threads through a barrier, ~3 s of bracketed calls.
 /// Returns a one-line summary; panics on any failed bracket.
 fn phase(name: &str) -> String {
     let sig_start = SIGNALS.load(SeqCst);
-    set_timer(TIMER_US);
+    alarm_every(TIMER_US);
     let barrier = Arc::new(Barrier::new(THREADS));
     let stop = Arc::new(AtomicBool::new(false));
     let failures = Arc::new(Mutex::new(Vec::<String>::new()));
@@ -142,7 +117,7 @@ fn phase(name: &str) -> String {
     for h in handles {
         h.join().expect("worker thread panicked");
     }
-    set_timer(0);
+    alarm_every(0);
     let failures = failures.lock().unwrap();
     let signals = SIGNALS.load(SeqCst) - sig_start;
     let summary = format!(
@@ -174,7 +149,7 @@ fn phase(name: &str) -> String {
 fn child() {
     // libtest printed "test ... " without a newline: start the report on a line of its own.
     println!();
-    install_handler();
+    install_handler(on_alarm);
     phase("fresh process");
     // The same in a forked copy, which inherits the library's state but not the timer.
     use std::io::Write;

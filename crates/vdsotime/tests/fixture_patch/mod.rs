@@ -63,6 +63,23 @@ impl Elf {
         }
     }
 
+    /// Moves the section header table `gap` bytes past the end (a copy, `e_shoff`
+    /// updated): the same image, longer by `gap` and the table.
+    pub fn move_section_headers_past_end(&mut self, gap: usize) {
+        let (shoff_at, shentsize_at, shnum_at) = if self.is64 {
+            (0x28, 0x3a, 0x3c)
+        } else {
+            (0x20, 0x2e, 0x30)
+        };
+        let shoff = self.read(shoff_at, self.word()) as usize;
+        let size = (self.read(shentsize_at, 2) * self.read(shnum_at, 2)) as usize;
+        let table = self.bytes[shoff..shoff + size].to_vec();
+        let moved = self.bytes.len() + gap;
+        self.bytes.resize(moved, 0);
+        self.bytes.extend_from_slice(&table);
+        self.write(shoff_at, self.word(), moved as u64);
+    }
+
     pub fn machine(&self) -> u16 {
         self.read(18, 2) as u16
     }

@@ -5,6 +5,7 @@
 
 pub mod consistency;
 pub mod elf64;
+pub mod signals;
 
 use std::io::Read;
 use std::path::PathBuf;
