@@ -4,6 +4,7 @@
 use crate::arch::{self, ArchTable};
 use crate::elf::{ElfClass, ElfError, Endian, Header, Image, Symbol, Symbols};
 use crate::sys::{nr, syscall};
+use crate::Errno;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// A parsed vDSO image (or any ELF shared object held in memory).
@@ -168,18 +169,31 @@ unsafe fn extent_at(addr: usize) -> Result<usize, ElfError> {
     Header::parse(first)?.extent(first)
 }
 
-/// Whether every page of `[addr, addr + len)` is mapped, by `mincore`. A kernel or
-/// sandbox that refuses `mincore` itself (ENOSYS, EPERM) is trusted: the range came
-/// from the kernel's own image header.
+/// Whether every page of `[addr, addr + len)` is known to be mapped, by `mincore`.
+///
+/// Only success says so. `ENOMEM` (a page is not mapped), `EINVAL` (an address that is
+/// not page-aligned, or a range that wraps) and any other error mean "not known to be
+/// mapped", after two more tries for `EAGAIN` (the kernel was short of memory). The one
+/// exception is a kernel or sandbox that refuses `mincore` itself (`ENOSYS`, `EPERM`):
+/// that answer does not depend on the range, which then is trusted as it came, from the
+/// kernel's auxiliary vector or a caller that vouches for it.
 fn is_mapped(addr: usize, len: usize) -> bool {
+    use linux_raw_sys::errno::{EAGAIN, ENOSYS, EPERM};
     let mut vec = [0u8; 256]; // one byte a 4 KiB page: images up to 1 MiB
     if len.div_ceil(4096) > vec.len() {
         return false;
     }
-    // SAFETY: mincore only writes one byte per page of the range into `vec`, which has
-    // room for every 4 KiB page (fewer with larger pages).
-    let ret = unsafe { syscall(nr::__NR_mincore, addr, len, vec.as_mut_ptr() as usize, 0, 0) };
-    ret != -(linux_raw_sys::errno::ENOMEM as isize)
+    for _ in 0..3 {
+        // SAFETY: mincore only writes one byte per page of the range into `vec`, which
+        // has room for every 4 KiB page (fewer with larger pages).
+        let ret = unsafe { syscall(nr::__NR_mincore, addr, len, vec.as_mut_ptr() as usize, 0, 0) };
+        match Errno::from_ret(ret) {
+            None => return true,
+            Some(e) if e.raw() == EAGAIN as i32 => continue,
+            Some(e) => return e.raw() == ENOSYS as i32 || e.raw() == EPERM as i32,
+        }
+    }
+    false
 }
 
 /// 0: not looked for yet; 1 ([`ABSENT`]): this process has no usable vDSO; else the
@@ -245,4 +259,71 @@ pub(crate) unsafe fn publish(addr: usize) -> usize {
 pub(crate) fn publish_absent() -> usize {
     BASE.store(ABSENT, Ordering::Release);
     ABSENT
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two pages mapped then unmapped: an address range nothing is mapped at.
+    fn unmapped_page() -> usize {
+        // SAFETY: an anonymous private mapping, unmapped again at once; only its address
+        // is kept, and nothing dereferences it.
+        unsafe {
+            let p = libc::mmap(
+                core::ptr::null_mut(),
+                8192,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert_ne!(p, libc::MAP_FAILED);
+            assert_eq!(libc::munmap(p, 8192), 0);
+            p as usize
+        }
+    }
+
+    #[test]
+    fn only_a_range_mincore_confirms_is_mapped() {
+        let hole = unmapped_page();
+        assert!(!is_mapped(hole, 4096), "ENOMEM");
+        // EINVAL (not page-aligned) used to count as mapped, and the header was read.
+        assert!(!is_mapped(hole + 1, 4096), "EINVAL, unaligned");
+        assert!(
+            !is_mapped(usize::MAX & !4095, 8192),
+            "a range past the address space"
+        );
+        assert!(
+            !is_mapped(hole, 2 << 20),
+            "more pages than the check covers"
+        );
+        let own = [0u8; 1];
+        let page = own.as_ptr() as usize & !4095;
+        assert!(is_mapped(page, 1), "this stack page");
+        if let Some(v) = vdso() {
+            assert!(is_mapped(v.base(), v.bytes().len()));
+            assert!(!is_mapped(v.base() + 1, 4096), "EINVAL inside the vDSO");
+        }
+    }
+
+    #[test]
+    fn an_unaligned_caller_given_address_is_refused_before_any_read() {
+        let hole = unmapped_page();
+        for addr in [hole, hole + 1, hole + 4095] {
+            // SAFETY: deliberately not a mapping: from_address must find out by mincore
+            // before it reads a byte (before, `hole + 1` was read, and crashed).
+            let got = unsafe { Vdso::from_address(addr) };
+            assert_eq!(
+                got.err(),
+                Some(ElfError::OutOfBounds("mapping (mincore)")),
+                "{addr:#x}"
+            );
+        }
+        if let Some(v) = vdso() {
+            // SAFETY: inside the vDSO, which is mapped for good; refused before parsing.
+            let got = unsafe { Vdso::from_address(v.base() + 16) };
+            assert_eq!(got.err(), Some(ElfError::OutOfBounds("mapping (mincore)")));
+        }
+    }
 }
