@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
-# Fuzzes vdsotime's ELF parser (fuzz/fuzz_targets/parse.rs) with libFuzzer + AddressSanitizer.
+# Fuzzes vdsotime's ELF parser with libFuzzer + AddressSanitizer and debug assertions (so
+# arithmetic overflow in the parser is a crash), one target after the other:
+#   parse       any bytes as the image (fuzz/fuzz_targets/parse.rs)
+#   structured  images assembled from drawn fields (fuzz/fuzz_targets/structured.rs)
 #
-#   scripts/fuzz-smoke.sh [SECONDS]      default 60; exits non-zero on any crash or leak
+#   scripts/fuzz-smoke.sh [SECONDS] [TARGET...]   SECONDS per target (default 45), every
+#                                                  target by default; non-zero on a crash or leak
 #
 # Works on a machine with only the stable toolchain: stable ships the ASan runtime for
 # x86_64-unknown-linux-gnu, and RUSTC_BOOTSTRAP=1 unlocks -Zsanitizer there. A nightly is
 # used only when stable lacks the runtime (or when VDSOTIME_FUZZ_TOOLCHAIN names one).
-# Installs cargo-fuzz if missing. Seeds the corpus with this machine's own vDSO, the test
-# fixtures and every past regression input. Idempotent; the corpus grows across runs.
+# Installs cargo-fuzz if missing. Seeds the byte-level corpus with this machine's own vDSO,
+# the test fixtures and every past regression input. Idempotent; the corpora grow across runs.
 set -euo pipefail
 
-secs="${1:-60}"
+secs="${1:-45}"
+shift || true
+targets=("$@")
+if [ "${#targets[@]}" -eq 0 ]; then targets=(parse structured); fi
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
@@ -39,10 +46,11 @@ fi
 # Stable refuses -Z flags without this; harmless on nightly.
 export RUSTC_BOOTSTRAP=1
 
-corpus=fuzz/corpus/parse
-mkdir -p "$corpus"
-# This process tree's own vDSO image, read from /proc/self/mem by python3.
-python3 - "$corpus/own-vdso.so" <<'EOF'
+# The byte-level target's seeds: this process tree's own vDSO image (read from
+# /proc/self/mem by python3), the fixtures and every past regression input. The structured
+# target needs none: its empty input already builds a well-formed image.
+seed_parse() {
+    python3 - "$1/own-vdso.so" <<'EOF'
 import sys
 for line in open("/proc/self/maps"):
     if line.rstrip().endswith("[vdso]"):
@@ -53,18 +61,42 @@ for line in open("/proc/self/maps"):
         open(sys.argv[1], "wb").write(data)
         break
 EOF
-for f in crates/vdsotime/tests/fixtures/*.so fuzz/regressions/*.bin; do
-    if [ -f "$f" ]; then cp -f "$f" "$corpus/seed-$(basename "$f")"; fi
-done
+    for f in crates/vdsotime/tests/fixtures/*.so fuzz/regressions/*.bin; do
+        if [ -f "$f" ]; then cp -f "$f" "$1/seed-$(basename "$f")"; fi
+    done
+}
 
-echo "fuzz-smoke: toolchain $toolchain, ${secs}s, corpus $(ls "$corpus" | wc -l) files"
-# -a: debug assertions and overflow checks, so arithmetic overflow in the parser is a crash.
-# shellcheck disable=SC2046
-if ! cargo $(tc "$toolchain") fuzz run --fuzz-dir fuzz -a parse "$corpus" -- \
-    -max_total_time="$secs" -dict=fuzz/parse.dict -timeout=10 -rss_limit_mb=2048 \
-    -max_len=65536 -print_final_stats=1; then
-    echo "fuzz-smoke: FAILED. Failing input(s), to add to fuzz/regressions/:" >&2
-    ls -l fuzz/artifacts/parse/ >&2 || true
-    exit 1
-fi
-echo "fuzz-smoke: no crash in ${secs}s"
+failed=0
+for target in "${targets[@]}"; do
+    corpus="fuzz/corpus/$target"
+    mkdir -p "$corpus"
+    case "$target" in
+        parse)
+            seed_parse "$corpus"
+            extra=(-dict=fuzz/parse.dict -max_len=65536)
+            ;;
+        structured)
+            # Value profiling rewards a comparison that came closer (an offset against a
+            # bound): how bent fields creep up on the limits. 64 bytes are the shape and
+            # up to ~24 edits, allowed from the start (no slow growth of the length).
+            extra=(-use_value_profile=1 -max_len=64 -len_control=0)
+            ;;
+        *)
+            echo "fuzz-smoke: unknown target $target (parse, structured)" >&2
+            exit 2
+            ;;
+    esac
+    echo "fuzz-smoke: $target, toolchain $toolchain, ${secs}s, corpus $(ls "$corpus" | wc -l) files"
+    # -a: debug assertions and overflow checks, so arithmetic overflow in the parser is a crash.
+    # shellcheck disable=SC2046
+    if cargo $(tc "$toolchain") fuzz run --fuzz-dir fuzz -a "$target" "$corpus" -- \
+        -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        "${extra[@]}"; then
+        echo "fuzz-smoke: $target: no crash in ${secs}s"
+    else
+        echo "fuzz-smoke: $target FAILED; failing input(s), see fuzz/regressions/README.md:" >&2
+        ls -l "fuzz/artifacts/$target/" >&2 || true
+        failed=1
+    fi
+done
+exit "$failed"
