@@ -49,6 +49,7 @@ mod sys;
 pub mod syscall;
 mod table;
 mod time;
+mod time32;
 mod vdso;
 
 pub use api::{

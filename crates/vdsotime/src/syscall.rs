@@ -4,8 +4,10 @@
 //! `BenchmarkClockVDSOAndFallbackPaths`).
 //!
 //! On 32-bit targets the `*_time64` syscalls are used (Linux 5.1+), with the time32
-//! ones as a fallback on older kernels; a time32 value that overflowed is never
-//! returned (`EOVERFLOW`, or recomputed from a 64-bit clock for `gettimeofday`).
+//! ones as a fallback on older kernels; a time32 value whose seconds overflowed into the
+//! sign bit (2038 to 2106) is never returned (`EOVERFLOW`, or recomputed from a 64-bit
+//! clock for `gettimeofday`); past 2106 a time32 value cannot be told from an earlier
+//! one (see `time32.rs`).
 //!
 //! ```
 //! use vdsotime::{syscall, ClockId, Errno};
@@ -74,13 +76,7 @@ fn ret_i32(ret: isize) -> i32 {
 }
 
 #[cfg(target_pointer_width = "32")]
-/// Widens a time32 pair, refusing one whose seconds overflowed.
-fn widen(pair: [i32; 2]) -> Result<(i64, i64), i32> {
-    if pair[0] < 0 {
-        return Err(-(linux_raw_sys::errno::EOVERFLOW as i32));
-    }
-    Ok((i64::from(pair[0]), i64::from(pair[1])))
-}
+use crate::time32::widen;
 
 /// A clock syscall writing a `Timespec`: the time64 one on 32-bit targets, falling back
 /// to the time32 one where the kernel predates it.

@@ -1,6 +1,6 @@
 //! Functions that stand in an entry's slot when the vDSO symbol cannot be called as
 //! it is: `time` from the coarse clock, time32 symbols on 32-bit targets (widened, and
-//! asked of the syscall once they overflow), vDSOs that answer `ENOSYS` without asking
+//! asked of the syscall once they overflow, as far as `time32.rs` can tell), vDSOs that answer `ENOSYS` without asking
 //! the kernel, and powerpc's asm call sequence. Each reads its symbol from the table
 //! and uses the syscall if it finds none; none makes more than one system call.
 
@@ -8,6 +8,7 @@
 
 use super::{symbol, Slot};
 use crate::syscall::{raw_clock_getres, raw_clock_gettime, raw_gettimeofday};
+use crate::time32::widen;
 use crate::{ClockId, Timespec, Timeval, Timezone};
 
 /// `time` as the seconds of `CLOCK_REALTIME_COARSE`, which is the kernel's `time`.
@@ -94,23 +95,21 @@ unsafe fn clock_time32(slot: Slot, clock: i32, ts: *mut Timespec, fallback: supe
     let mut pair = [0i32; 2];
     // SAFETY: `pair` is a writable time32 timespec.
     let ret = unsafe { f(clock, &mut pair) };
-    // An overflowed value is asked of the syscall, which has 64-bit time.
-    if unserved(ret) || (ret == 0 && pair[0] < 0) {
+    match (ret, widen(pair)) {
+        (0, Ok((tv_sec, tv_nsec))) => {
+            if !ts.is_null() {
+                // SAFETY: not null, so writable (caller).
+                unsafe { ts.write(Timespec { tv_sec, tv_nsec }) };
+            }
+            0
+        }
+        // An overflowed value is asked of the syscall, which has 64-bit time.
         // SAFETY: forwarded from the caller.
-        return unsafe { fallback(clock, ts) };
+        (0, Err(_)) => unsafe { fallback(clock, ts) },
+        // SAFETY: forwarded from the caller.
+        (ret, _) if unserved(ret) => unsafe { fallback(clock, ts) },
+        (ret, _) => ret,
     }
-    if ret != 0 {
-        return ret;
-    }
-    if !ts.is_null() {
-        let value = Timespec {
-            tv_sec: i64::from(pair[0]),
-            tv_nsec: i64::from(pair[1]),
-        };
-        // SAFETY: not null, so writable (caller).
-        unsafe { ts.write(value) };
-    }
-    0
 }
 
 /// # Safety
@@ -145,22 +144,19 @@ pub(super) unsafe extern "C" fn gettimeofday_time32(tv: *mut Timeval, tz: *mut T
     let mut pair = [0i32; 2];
     // SAFETY: `pair` is a writable time32 timeval; `tz` is null or writable (caller).
     let ret = unsafe { f(&mut pair, tz) };
-    // An overflowed value is asked of the syscall, which has 64-bit time.
-    if unserved(ret) || (ret == 0 && pair[0] < 0) {
+    match (ret, widen(pair)) {
+        (0, Ok((tv_sec, tv_usec))) => {
+            // SAFETY: `tv` is writable (caller).
+            unsafe { tv.write(Timeval { tv_sec, tv_usec }) };
+            0
+        }
+        // An overflowed value is asked of the syscall, which has 64-bit time.
         // SAFETY: forwarded from the caller.
-        return unsafe { raw_gettimeofday(tv, tz) };
+        (0, Err(_)) => unsafe { raw_gettimeofday(tv, tz) },
+        // SAFETY: forwarded from the caller.
+        (ret, _) if unserved(ret) => unsafe { raw_gettimeofday(tv, tz) },
+        (ret, _) => ret,
     }
-    if ret != 0 {
-        return ret;
-    }
-    // SAFETY: `tv` is writable (caller).
-    unsafe {
-        tv.write(Timeval {
-            tv_sec: i64::from(pair[0]),
-            tv_usec: i64::from(pair[1]),
-        })
-    };
-    0
 }
 
 /// powerpc: the vDSO's functions need `sys::vdso_call`, so each entry gets a shim.

@@ -19,7 +19,7 @@ pub fn on_alarm(handler: extern "C" fn(libc::c_int)) {
 pub fn alarm_every(us: i64) {
     let tv = libc::timeval {
         tv_sec: 0,
-        tv_usec: us as libc::suseconds_t,
+        tv_usec: us as _, // suseconds_t, whose width depends on the libc
     };
     let it = libc::itimerval {
         it_interval: tv,
