@@ -2,7 +2,7 @@
 //! process binds here and which path (`vdsotime::path`) each function takes.
 //!
 //! Runs once, from the library's ELF constructor (`crate::init`), before the program's own
-//! constructors and `main`. It reads the environment from the constructor's `envp`, formats
+//! constructors and `main`. It reads the environment from the C library's `environ`, formats
 //! into a stack buffer and writes with write(2): no allocation. `dlsym`/`dladdr` are used
 //! here only, never on the clock path.
 
