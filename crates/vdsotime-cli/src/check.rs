@@ -15,8 +15,9 @@ use crate::tally::{Count, Tally};
 /// Options of `check`.
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = "Checks, for every clock (and gettimeofday, time):
-  a library reading lies between two syscall readings (zero tolerance),
-  tv_nsec/tv_usec are normalized, monotonic clocks never go backwards within
+  a library reading lies between two syscall readings (zero tolerance; time()
+  between the seconds of two CLOCK_REALTIME_COARSE syscalls, as the time
+  syscall can trail the vDSO by a second), tv_nsec/tv_usec are normalized, monotonic clocks never go backwards within
   a thread or across threads, clock_getres equals the syscall's, getcpu reports
   the CPU the thread is pinned to, invalid ids give the kernel's EINVAL.
 Exit status: 0 all passed, 1 any failure.
