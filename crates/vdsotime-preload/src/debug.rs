@@ -11,28 +11,10 @@ use core::fmt::{self, Write};
 
 use vdsotime::{ClockId, Function};
 
+use crate::exports::EXPORTS;
+
 /// The variable that turns the report on (any value but empty or `0`).
 const VAR: &[u8] = b"VDSOTIME_PRELOAD_DEBUG=";
-
-/// Every symbol this library defines under a libc name.
-const SYMBOLS: &[&CStr] = &[
-    c"clock_gettime",
-    c"clock_getres",
-    c"gettimeofday",
-    c"time",
-    c"sched_getcpu",
-    c"getcpu",
-    c"getrandom",
-    c"getentropy",
-    #[cfg(target_pointer_width = "32")]
-    c"__clock_gettime64",
-    #[cfg(target_pointer_width = "32")]
-    c"__clock_getres64",
-    #[cfg(target_pointer_width = "32")]
-    c"__gettimeofday64",
-    #[cfg(target_pointer_width = "32")]
-    c"__time64",
-];
 
 /// Prints the report if `VDSOTIME_PRELOAD_DEBUG` asks for it.
 ///
@@ -135,7 +117,11 @@ fn report() {
     let mut line = Line::new();
     let _ = write!(line, "loaded from {}", Shown(ours));
     line.emit();
-    for name in SYMBOLS {
+    for name in EXPORTS
+        .iter()
+        .filter(|(_, on)| on.here())
+        .map(|(name, _)| name)
+    {
         // SAFETY: name is NUL-terminated; RTLD_DEFAULT searches the global scope.
         let target = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
         let bound = object_of(target);

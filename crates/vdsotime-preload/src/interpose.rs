@@ -1,10 +1,11 @@
 //! The libc names this library defines, so that the dynamic linker binds a preloaded
 //! program's calls here instead of to the C library. Each is one call into
-//! [`vdsotime_c::abi`], the code behind libvdsotime's `vdsotime_*` functions.
+//! [`crate::abi`], the code behind libvdsotime's `vdsotime_*` functions. The names are
+//! listed in [`crate::exports`].
 
 use core::ffi::{c_int, c_uint};
 
-use vdsotime_c::abi;
+use crate::abi;
 
 /// `clock_gettime(3)`; a NULL `ts` gives EFAULT as with the system call.
 ///

@@ -1,11 +1,11 @@
 //! `getrandom` and `getentropy` under their libc names, so that a preloaded program's
 //! random bytes (Python's `os.urandom`, OpenSSL's seeding through `getentropy`) come from
 //! the vDSO on a C library that does not use it (glibc before 2.41, musl). Each is one
-//! call into [`vdsotime_c::abi`], the code behind libvdsotime's `vdsotime_*` functions.
+//! call into [`crate::abi`], the code behind libvdsotime's `vdsotime_*` functions.
 
 use core::ffi::{c_int, c_uint, c_void};
 
-use vdsotime_c::abi;
+use crate::abi;
 
 /// `getrandom(2)`.
 ///

@@ -9,7 +9,13 @@
 //! `dlsym` or can panic. `VDSOTIME_PRELOAD_DEBUG=1` makes the library's ELF constructor report
 //! on stderr what it bound and which path each function takes (module `debug`).
 
+/// The C semantics behind the libc names: the same source file as libvdsotime's
+/// `vdsotime_c::abi`, compiled into this crate (see Cargo.toml for why).
+#[allow(dead_code)] // libvdsotime uses a few functions this library does not
+#[path = "../../vdsotime-c/src/abi.rs"]
+mod abi;
 mod debug;
+mod exports;
 mod init;
 mod interpose;
 mod interpose_random;

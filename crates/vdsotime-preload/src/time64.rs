@@ -3,8 +3,8 @@
 
 use core::ffi::{c_int, c_void};
 
+use crate::abi;
 use vdsotime::{Timespec, Timeval};
-use vdsotime_c::abi;
 
 /// `__clock_gettime64`.
 ///
