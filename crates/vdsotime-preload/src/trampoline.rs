@@ -12,7 +12,7 @@
 use core::ffi::{c_int, c_void};
 use core::sync::atomic::{AtomicPtr, Ordering::Relaxed};
 
-use vdsotime_c::abi;
+use crate::abi;
 
 /// Where `time` jumps: [`time_wrapper`] until [`bind`] runs.
 static TIME: AtomicPtr<()> = AtomicPtr::new(time_wrapper as *mut ());
