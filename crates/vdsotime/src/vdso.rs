@@ -265,28 +265,13 @@ pub(crate) fn publish_absent() -> usize {
 mod tests {
     use super::*;
 
-    /// Two pages mapped then unmapped: an address range nothing is mapped at.
-    fn unmapped_page() -> usize {
-        // SAFETY: an anonymous private mapping, unmapped again at once; only its address
-        // is kept, and nothing dereferences it.
-        unsafe {
-            let p = libc::mmap(
-                core::ptr::null_mut(),
-                8192,
-                libc::PROT_READ,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            );
-            assert_ne!(p, libc::MAP_FAILED);
-            assert_eq!(libc::munmap(p, 8192), 0);
-            p as usize
-        }
-    }
+    /// The page at address 0, which Linux never maps (`vm.mmap_min_addr`): unlike an
+    /// unmapped hole in the heap, no other test thread can map it meanwhile.
+    const HOLE: usize = 0;
 
     #[test]
     fn only_a_range_mincore_confirms_is_mapped() {
-        let hole = unmapped_page();
+        let hole = HOLE;
         assert!(!is_mapped(hole, 4096), "ENOMEM");
         // EINVAL (not page-aligned) used to count as mapped, and the header was read.
         assert!(!is_mapped(hole + 1, 4096), "EINVAL, unaligned");
@@ -309,7 +294,7 @@ mod tests {
 
     #[test]
     fn an_unaligned_caller_given_address_is_refused_before_any_read() {
-        let hole = unmapped_page();
+        let hole = HOLE;
         for addr in [hole, hole + 1, hole + 4095] {
             // SAFETY: deliberately not a mapping: from_address must find out by mincore
             // before it reads a byte (before, `hole + 1` was read, and crashed).
