@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use support::skip::skip;
 use support::{build_dir, run, scratch};
 
 const ROWS: [&str; 20] = [
@@ -81,9 +82,13 @@ fn run_sh(work: &Path) -> String {
 
 #[test]
 fn c_bench_binds_each_column_and_prints_both_tables() {
+    const TEST: &str = "c_bench_binds_each_column_and_prints_both_tables";
     if cfg!(not(all(target_env = "gnu", target_pointer_width = "64"))) {
-        eprintln!("SKIP c_bench: the C benchmark is for 64-bit glibc targets");
-        return;
+        return skip(
+            TEST,
+            "glibc64",
+            "the C benchmark is for 64-bit glibc targets",
+        );
     }
     let work = scratch("c-bench");
     let out = run_sh(&work);
@@ -119,7 +124,11 @@ fn c_bench_binds_each_column_and_prints_both_tables() {
         }
     }
     if !has_vdso {
-        eprintln!("SKIP c_bench ratio cells: no vDSO clock_gettime in this process");
+        skip(
+            TEST,
+            "vdso",
+            "no vDSO clock_gettime in this process: no ratio cells",
+        );
     }
 
     // Without the preload the program says so and drops the preload column.

@@ -3,6 +3,11 @@
 
 #![allow(dead_code)]
 
+/// The core's visible-skip helper (`SKIP <test>: <reason>`, or a failure where
+/// `VDSOTIME_REQUIRE` names the requirement).
+#[path = "../../../vdsotime/tests/support/skip.rs"]
+pub mod skip;
+
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};

@@ -6,7 +6,7 @@
 //! The line is written to the process's real standard error, not through `eprintln!`:
 //! the test harness captures the print macros of passing tests, but not a direct write,
 //! so the line shows in `cargo test`'s output, and `.ci/run` collects every `SKIP` line
-//! into its summary. Shared by the core's, the CLI's tests (through `#[path]`); the shell
+//! into its summary. Shared by the core's tests and, through `#[path]`, the CLI's; the shell
 //! scripts follow the same convention (`scripts/reliability/valgrind.sh`).
 
 #![allow(dead_code)]
@@ -42,6 +42,10 @@ pub const REQUIREMENTS: &[(&str, &str)] = &[
         "the process may pin itself to each CPU (sched_setaffinity)",
     ),
     ("getcpu", "the getcpu system call works"),
+    (
+        "glibc64",
+        "a 64-bit glibc target (the C benchmark's set-up)",
+    ),
 ];
 
 /// Whether `VDSOTIME_REQUIRE` names `requirement`. Panics on a name that is not in
