@@ -51,7 +51,7 @@ fn a_c_program_makes_no_getrandom_syscall_after_warm_up() {
     const TEST: &str = "a_c_program_makes_no_getrandom_syscall_after_warm_up";
     const CALLS: usize = 100_000;
     if let Some(why) = strace_unusable() {
-        return skip(TEST, &why);
+        return skip(TEST, "strace", why);
     }
     let (exe, lib) = build("random-strace", "vdsotime");
     let log = log_path("c-program");

@@ -86,7 +86,7 @@ fn build_custom() -> PathBuf {
 #[test]
 fn getrandom_fill_goes_through_vdsotime_with_the_custom_cfg() {
     if let Some(why) = strace_unusable() {
-        return skip(TEST, &why);
+        return skip(TEST, "strace", why);
     }
     let default_probe = profile_dir().join("examples/getrandom_probe");
     assert!(

@@ -72,7 +72,7 @@ fn count(name: &str, program: &str, args: &[&str], preloaded: bool) -> usize {
 
 fn check_counts(test: &str, program: &str, args: &[&str]) {
     if let Some(why) = strace_unusable() {
-        return skip(test, &why);
+        return skip(test, "strace", why);
     }
     let with = count(&format!("{test}-with"), program, args, true);
     let without = count(&format!("{test}-without"), program, args, false);

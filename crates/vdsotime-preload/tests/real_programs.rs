@@ -10,7 +10,6 @@
 mod support;
 
 use std::collections::BTreeSet;
-use std::io::Write;
 
 use support::{preload, run_plain, run_preloaded, scratch};
 use vdsotime::{ClockId, Function};
@@ -132,11 +131,11 @@ fn openssl_seeds_through_the_preloads_getentropy() {
         .output()
         .is_err()
     {
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIP openssl_seeds_through_the_preloads_getentropy: no openssl here"
+        return support::skip::skip(
+            "openssl_seeds_through_the_preloads_getentropy",
+            "openssl",
+            "no openssl here",
         );
-        return;
     }
     let with = run_preloaded(&scratch("openssl"), "openssl", &program, &[]);
     let hex = with.stdout.trim();

@@ -86,7 +86,11 @@ fn the_errors_are_the_kernels() {
 fn a_request_past_the_kernels_limit_is_cut_where_the_kernel_cuts() {
     const TEST: &str = "a_request_past_the_kernels_limit_is_cut_where_the_kernel_cuts";
     if cfg!(target_pointer_width = "32") {
-        return skip(TEST, "a 32-bit process cannot map 2 GiB for one buffer");
+        return skip(
+            TEST,
+            "bits64",
+            "a 32-bit process cannot map 2 GiB for one buffer",
+        );
     }
     let page = vdsotime::auxv::lookup(vdsotime::auxv::AT_PAGESZ).unwrap_or(4096);
     let limit = (i32::MAX as usize) & !(page - 1);

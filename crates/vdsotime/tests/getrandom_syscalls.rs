@@ -99,7 +99,7 @@ fn getrandom_syscalls_counted_by_strace() {
         return child();
     }
     if let Some(why) = strace_unusable() {
-        return skip(TEST, &why);
+        return skip(TEST, "strace", why);
     }
     count(TEST, &[]);
 }
@@ -115,7 +115,7 @@ fn getrandom_syscalls_counted_by_strace_in_a_time_namespace() {
         return child();
     }
     if let Some(why) = strace_unusable() {
-        return skip(TIMENS_TEST, &why);
+        return skip(TIMENS_TEST, "strace", why);
     }
     let probe = std::process::Command::new("unshare")
         .args(["--time", "--fork", "--monotonic", "1", "true"])
@@ -125,13 +125,14 @@ fn getrandom_syscalls_counted_by_strace_in_a_time_namespace() {
         Ok(o) => {
             return skip(
                 TIMENS_TEST,
-                &format!(
+                "timens",
+                format!(
                     "unshare --time refused: {}",
                     String::from_utf8_lossy(&o.stderr).trim()
                 ),
             )
         }
-        Err(e) => return skip(TIMENS_TEST, &format!("no unshare: {e}")),
+        Err(e) => return skip(TIMENS_TEST, "timens", format!("no unshare: {e}")),
     }
     count(
         TIMENS_TEST,

@@ -261,7 +261,7 @@ const KEYS: &str = "a_process_out_of_allocation_free_keys_uses_the_syscall";
 #[test]
 fn a_process_out_of_allocation_free_keys_uses_the_syscall() {
     if !cfg!(target_env = "gnu") {
-        return skip(KEYS, "only glibc allocates for keys past 32");
+        return skip(KEYS, "glibc", "only glibc allocates for keys past 32");
     }
     if child_mode().is_none() {
         return run(KEYS);

@@ -6,7 +6,6 @@
 mod support;
 
 use std::hint::black_box;
-use std::process::Command;
 use support::skip::skip;
 use vdsotime::{ClockId, RseqArea, Timespec, Timeval};
 
@@ -15,13 +14,6 @@ const CALLS: usize = 100;
 /// The syscalls any case may make, as strace names them.
 const TRACED: &str =
     "trace=clock_gettime,clock_gettime64,clock_getres,clock_getres_time64,gettimeofday,time,getcpu";
-
-fn strace_available() -> bool {
-    Command::new("strace")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
 
 /// Runs the child case under strace (after `prefix`, e.g. `env VAR=value`) and returns
 /// how many of the traced syscalls it made.
@@ -110,17 +102,8 @@ fn expected(call: &str, vdso: bool) -> usize {
 #[test]
 fn syscalls_per_call() {
     const TEST: &str = "syscalls_per_call";
-    if let Some(emulator) = std::env::var_os("VDSOTIME_EMULATOR") {
-        // The host's strace would trace the emulator's system calls, not this program's.
-        return skip(
-            TEST,
-            "strace",
-            format_args!("under {emulator:?}, strace cannot see the guest's system calls"),
-        );
-    }
-    if !strace_available() {
-        // Not on a fresh machine: CI installs it and requires it.
-        return skip(TEST, "strace", "`strace -V` does not run here");
+    if let Some(why) = support::strace::unusable() {
+        return skip(TEST, "strace", why);
     }
     // Whatever the test harness itself does, measured with no calls at all.
     let baseline = count_syscalls("none/vdso", &[]);
@@ -169,13 +152,8 @@ fn syscalls_per_call() {
 /// memcheck flags those pointers, so `scripts/reliability/valgrind.sh` skips this test.
 #[test]
 fn failed_syscalls_are_not_repeated() {
-    if !strace_available() {
-        assert!(
-            std::env::var_os("VDSOTIME_EMULATOR").is_some(),
-            "strace is required for this test"
-        );
-        eprintln!("SKIP failed_syscalls_are_not_repeated: no strace under an emulator");
-        return;
+    if let Some(why) = support::strace::unusable() {
+        return skip("failed_syscalls_are_not_repeated", "strace", why);
     }
     let baseline = count_syscalls("none/novdso", &[]);
     for call in ["gettime-efault", "gettimeofday-efault"] {

@@ -3,14 +3,19 @@
 //! system calls between two marker system calls, and visible SKIP lines.
 #![allow(dead_code)]
 
-use std::io::Write;
-
 use vdsotime::{Errno, GrndFlags};
 
-/// Says visibly (on fd 2, past the test harness's capture) that a test could not run.
-pub fn skip(test: &str, reason: &str) {
-    let _ = writeln!(std::io::stderr(), "SKIP {test}: {reason}");
-}
+/// The visible-skip helper and the strace check every test of the workspace shares.
+#[allow(clippy::duplicate_mod)] // a test file may have `support` too
+#[path = "../support/skip.rs"]
+mod visible;
+#[allow(unused_imports)] // not every test file skips
+pub use visible::skip;
+#[allow(clippy::duplicate_mod)]
+#[path = "../support/strace.rs"]
+mod strace;
+#[allow(unused_imports)] // not every test file counts system calls
+pub use strace::unusable as strace_unusable;
 
 /// `getrandom(2)` by libc's `syscall`: the reference.
 pub fn kernel(buf: &mut [u8], flags: GrndFlags) -> Result<usize, Errno> {
@@ -47,22 +52,6 @@ pub fn marker() {
             libc::F_OK,
         )
     };
-}
-
-/// Why strace cannot count this process's system calls here, if it cannot: no strace,
-/// or an emulator (`cargo xtask cross` sets `VDSOTIME_EMULATOR`), whose own system calls
-/// the host's strace would count instead of the guest's.
-pub fn strace_unusable() -> Option<String> {
-    if let Some(emulator) = std::env::var_os("VDSOTIME_EMULATOR") {
-        return Some(format!(
-            "strace would trace the emulator ({emulator:?}), not the guest"
-        ));
-    }
-    let works = std::process::Command::new("strace")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    (!works).then(|| "no strace here".to_string())
 }
 
 /// The strace command that logs getrandom and the markers to `log`, for

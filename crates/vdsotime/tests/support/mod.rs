@@ -4,3 +4,4 @@ pub mod child;
 pub mod elf_builder;
 pub mod kernel;
 pub mod skip;
+pub mod strace;

@@ -43,9 +43,15 @@ pub const REQUIREMENTS: &[(&str, &str)] = &[
     ),
     ("getcpu", "the getcpu system call works"),
     (
+        "glibc",
+        "a glibc target (its pthread keys, rseq area, tunables)",
+    ),
+    (
         "glibc64",
         "a 64-bit glibc target (the C benchmark's set-up)",
     ),
+    ("bits64", "a 64-bit process (2 GiB buffers)"),
+    ("openssl", "the openssl command"),
 ];
 
 /// Whether `VDSOTIME_REQUIRE` names `requirement`. Panics on a name that is not in
