@@ -11,7 +11,7 @@ use core::fmt::{self, Write};
 
 use vdsotime::{ClockId, Function};
 
-use crate::exports::EXPORTS;
+use crate::exports;
 
 /// The variable that turns the report on (any value but empty or `0`).
 const VAR: &[u8] = b"VDSOTIME_PRELOAD_DEBUG=";
@@ -117,11 +117,7 @@ fn report() {
     let mut line = Line::new();
     let _ = write!(line, "loaded from {}", Shown(ours));
     line.emit();
-    for name in EXPORTS
-        .iter()
-        .filter(|(_, on)| on.here())
-        .map(|(name, _)| name)
-    {
+    for name in exports::names(false) {
         // SAFETY: name is NUL-terminated; RTLD_DEFAULT searches the global scope.
         let target = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
         let bound = object_of(target);

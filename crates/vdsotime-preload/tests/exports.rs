@@ -24,10 +24,8 @@ fn tool(program: &str, args: &[&str]) -> String {
 
 /// The table's names for this target, or for every target.
 fn table(all_targets: bool) -> BTreeSet<String> {
-    exports::EXPORTS
-        .iter()
-        .filter(|(_, on)| all_targets || on.here())
-        .map(|(name, _)| name.to_str().expect("ASCII name").to_owned())
+    exports::names(all_targets)
+        .map(|name| name.to_str().expect("ASCII name").to_owned())
         .collect()
 }
 
