@@ -3,14 +3,13 @@
 //! Prints one line per target (PASS, FAIL, or UNAVAILABLE with the reason) and a summary;
 //! fails on any FAIL (and, with `--require-all`, on any UNAVAILABLE).
 
-use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::targets::{self, Target};
-use crate::{apt, binfmt, qemu, runner};
+use crate::{apt, binfmt, qemu, runner, toolchain};
 
 pub const USAGE: &str = "\
 usage: cargo xtask cross [options] [-- <cargo test args>]
@@ -104,90 +103,9 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
     Ok(Some(opts))
 }
 
-/// The workspace root (the xtask crate's parent directory).
-fn workspace_root() -> PathBuf {
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    here.parent().unwrap_or(here).to_path_buf()
-}
-
-/// Output of `rustc <args>`, trimmed.
-fn rustc(args: &[&str]) -> String {
-    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
-    Command::new(rustc)
-        .args(args)
-        .output()
-        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
-        .unwrap_or_default()
-}
-
-/// Rust's bundled `gcc-ld` directory (its `ld.lld` runs `rust-lld`), for `clang -B`.
-fn gcc_ld_dir() -> Result<PathBuf, String> {
-    let version = rustc(&["-vV"]);
-    let host = version
-        .lines()
-        .find_map(|l| l.strip_prefix("host: "))
-        .ok_or("rustc -vV names no host")?;
-    let dir = Path::new(&rustc(&["--print", "sysroot"]))
-        .join("lib/rustlib")
-        .join(host)
-        .join("bin/gcc-ld");
-    if dir.join("ld.lld").is_file() {
-        Ok(dir)
-    } else {
-        Err(format!("{} has no ld.lld (rust-lld)", dir.display()))
-    }
-}
-
-/// True when the Rust standard library for `triple` is in the active toolchain's sysroot.
-fn has_std(triple: &str) -> bool {
-    let sysroot = rustc(&["--print", "sysroot"]);
-    let lib = Path::new(&sysroot)
-        .join("lib/rustlib")
-        .join(triple)
-        .join("lib");
-    fs::read_dir(lib).is_ok_and(|entries| {
-        entries
-            .flatten()
-            .any(|e| e.file_name().to_string_lossy().starts_with("libstd-"))
-    })
-}
-
-/// Makes the target's std available (rustup target add); the error is the UNAVAILABLE reason.
-fn ensure_std(t: &Target, install: bool, log: &Path) -> Result<(), String> {
-    if has_std(t.triple) {
-        return Ok(());
-    }
-    if !install {
-        return Err(format!("Rust std for {} is not installed", t.triple));
-    }
-    println!("rustup: target add {}", t.triple);
-    let out = Command::new("rustup")
-        .args(["target", "add", t.triple])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("rustup: {e}"))?;
-    let _ = fs::write(log, [out.stdout, out.stderr].concat());
-    if out.status.success() && has_std(t.triple) {
-        Ok(())
-    } else {
-        Err(format!(
-            "`rustup target add {}` failed (see {})",
-            t.triple,
-            log.display()
-        ))
-    }
-}
-
 /// Installs what the chosen targets lack; returns the errors by cause, for the reasons.
 fn install_missing(chosen: &[Target], log: &Path) -> (Option<String>, Option<String>) {
-    let mut linking: Vec<String> = Vec::new();
-    for t in chosen {
-        for p in t.packages() {
-            if !linking.iter().any(|g| g == p) && !apt::is_installed(p) {
-                linking.push(p.to_string());
-            }
-        }
-    }
+    let linking = toolchain::missing_packages(chosen);
     let need_qemu = chosen
         .iter()
         .filter_map(|t| t.qemu)
@@ -220,16 +138,6 @@ fn install_missing(chosen: &[Target], log: &Path) -> (Option<String>, Option<Str
     (linking_err, qemu_err)
 }
 
-/// Whether `command --version` runs.
-fn runs(command: &str) -> bool {
-    Command::new(command)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 /// What a runnable target needs: its emulator (if any) and extra flags.
 struct Prepared {
     emulator: Option<qemu::Emulator>,
@@ -243,23 +151,7 @@ fn prepare(
     errors: &(Option<String>, Option<String>),
     logs: &Path,
 ) -> Result<Prepared, String> {
-    ensure_std(t, install, &logs.join(format!("{}.rustup.log", t.triple)))?;
-    let why = || {
-        errors
-            .0
-            .clone()
-            .unwrap_or_else(|| "not installed (--no-install)".to_string())
-    };
-    let mut flags = Vec::new();
-    if let targets::Linker::Clang { .. } = t.linker {
-        if !runs(targets::CLANG) {
-            return Err(format!("linker {} missing: {}", targets::CLANG, why()));
-        }
-        if let Some(p) = t.packages().into_iter().find(|p| !apt::is_installed(p)) {
-            return Err(format!("package {p} missing: {}", why()));
-        }
-        flags = t.extra_flags(&gcc_ld_dir()?);
-    }
+    let flags = toolchain::prepare(t, install, errors.0.as_deref(), logs)?;
     let emulator = match t.qemu {
         None => None,
         Some(arch) => {
@@ -314,10 +206,8 @@ pub fn main(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let root = workspace_root();
-    let target_dir =
-        env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
-    let logs = target_dir.join("xtask-cross");
+    let root = toolchain::workspace_root();
+    let logs = toolchain::target_dir().join("xtask-cross");
     if let Err(e) = fs::create_dir_all(&logs) {
         eprintln!("xtask cross: {}: {e}", logs.display());
         return ExitCode::from(2);

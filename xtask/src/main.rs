@@ -8,6 +8,7 @@ mod cross;
 mod qemu;
 mod runner;
 mod targets;
+mod toolchain;
 
 use std::env;
 use std::process::ExitCode;

@@ -57,26 +57,14 @@ fn joined_flags(encoded: &str, plain: &str, extra: &[String]) -> String {
     flags.join("\x1f")
 }
 
-/// Builds `cargo test -p vdsotime --target T <args>` with this target's linker and runner.
-fn command(run: &Run, args: &[String]) -> Command {
-    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let key = run.target.env_key();
-    let mut cmd = Command::new(cargo);
-    cmd.current_dir(run.root)
-        .args(["test", "-p", "vdsotime", "--target", run.target.triple])
-        .args(args)
-        .env("CARGO_TERM_COLOR", "never")
-        .stdin(Stdio::null());
-    if let Some(linker) = run.target.linker_command() {
-        cmd.env(format!("CARGO_TARGET_{key}_LINKER"), linker);
+/// Sets what building for `target` needs: its linker and extra flags (with `--target`
+/// these reach only target artifacts, never build scripts), and with `optimize`, opt-level 1
+/// for code that runs emulated.
+pub fn target_env(cmd: &mut Command, target: &Target, flags: &[String], optimize: bool) {
+    if let Some(linker) = target.linker_command() {
+        cmd.env(format!("CARGO_TARGET_{}_LINKER", target.env_key()), linker);
     }
-    if let Some(emulator) = run.emulator {
-        cmd.env(format!("CARGO_TARGET_{key}_RUNNER"), &emulator.command);
-        // Tests may scale down what an emulator cannot keep up with (signal storms).
-        cmd.env(
-            "VDSOTIME_EMULATOR",
-            format!("{} {}", emulator.command, emulator.version),
-        );
+    if optimize {
         // Unoptimized code under emulation is slow enough to dominate the run (the
         // parser-mutation tests took minutes): optimize a little, keeping debug
         // assertions and overflow checks, unless the caller chose a level.
@@ -89,14 +77,36 @@ fn command(run: &Run, args: &[String]) -> Command {
             }
         }
     }
-    if !run.flags.is_empty() {
-        // With --target these reach only target artifacts, never build scripts.
-        let rustflags = joined_flags("CARGO_ENCODED_RUSTFLAGS", "RUSTFLAGS", &run.flags);
-        let docflags = joined_flags("CARGO_ENCODED_RUSTDOCFLAGS", "RUSTDOCFLAGS", &run.flags);
+    if !flags.is_empty() {
+        let rustflags = joined_flags("CARGO_ENCODED_RUSTFLAGS", "RUSTFLAGS", flags);
+        let docflags = joined_flags("CARGO_ENCODED_RUSTDOCFLAGS", "RUSTDOCFLAGS", flags);
         cmd.env("CARGO_ENCODED_RUSTFLAGS", rustflags)
             .env("CARGO_ENCODED_RUSTDOCFLAGS", docflags)
             .env_remove("RUSTFLAGS")
             .env_remove("RUSTDOCFLAGS");
+    }
+}
+
+/// Builds `cargo test -p vdsotime --target T <args>` with this target's linker and runner.
+fn command(run: &Run, args: &[String]) -> Command {
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(run.root)
+        .args(["test", "-p", "vdsotime", "--target", run.target.triple])
+        .args(args)
+        .env("CARGO_TERM_COLOR", "never")
+        .stdin(Stdio::null());
+    target_env(&mut cmd, &run.target, &run.flags, run.emulator.is_some());
+    if let Some(emulator) = run.emulator {
+        cmd.env(
+            format!("CARGO_TARGET_{}_RUNNER", run.target.env_key()),
+            &emulator.command,
+        );
+        // Tests may scale down what an emulator cannot keep up with (signal storms).
+        cmd.env(
+            "VDSOTIME_EMULATOR",
+            format!("{} {}", emulator.command, emulator.version),
+        );
     }
     if let Some(dir) = run.dump_dir {
         cmd.env("VDSOTIME_DUMP_DIR", dir);

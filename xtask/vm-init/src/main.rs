@@ -1,0 +1,98 @@
+//! PID 1 of the virtual machines `cargo xtask kernels` boots: a static program that mounts
+//! what the tests need, runs the programs its plan (`/plan`) names, each with a timeout, reports
+//! on the console in lines the host reads (module [`report`]), and powers the machine off.
+//!
+//! The initramfs holds no other userland, so this program also answers to the two commands
+//! the core's tests start as throwaway children: `true` (exit 0) and `sleep N`. The host
+//! installs `/bin/true` and `/bin/sleep` as links to it.
+
+mod plan;
+mod report;
+mod run;
+
+use std::ffi::CString;
+use std::path::Path;
+use std::time::Duration;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let name = args
+        .first()
+        .and_then(|a| Path::new(a).file_name())
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    match name {
+        "true" => std::process::exit(0),
+        "sleep" => {
+            let secs: f64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(0.0);
+            std::thread::sleep(Duration::from_secs_f64(secs.max(0.0)));
+        }
+        _ => init(),
+    }
+}
+
+/// Mounts, runs the plan, powers off (only as PID 1: run by hand, it just returns).
+fn init() {
+    for (fstype, target) in [
+        ("proc", "/proc"),
+        ("sysfs", "/sys"),
+        ("devtmpfs", "/dev"),
+        ("tmpfs", "/tmp"),
+    ] {
+        if let Err(e) = mount(fstype, target) {
+            report::line(&format!("error mount {target}: {e}"));
+        }
+    }
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    report::line(&format!("kernel {}", release.trim()));
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    report::line(&format!("cpus {cpus}"));
+    match std::fs::read_to_string("/plan") {
+        Ok(text) => match plan::parse(&text) {
+            Ok(steps) => run::all(&steps),
+            Err(e) => report::line(&format!("error plan: {e}")),
+        },
+        Err(e) => report::line(&format!("error /plan: {e}")),
+    }
+    report::line("done");
+    power_off();
+}
+
+/// `mount -t fstype fstype target`, creating `target` if needed.
+fn mount(fstype: &str, target: &str) -> Result<(), String> {
+    let _ = std::fs::create_dir_all(target);
+    let source = CString::new(fstype).map_err(|e| e.to_string())?;
+    let dir = CString::new(target).map_err(|e| e.to_string())?;
+    // SAFETY: every pointer is a NUL-terminated string that outlives the call; no data.
+    let rc = unsafe {
+        libc::mount(
+            source.as_ptr(),
+            dir.as_ptr(),
+            source.as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error().to_string())
+    }
+}
+
+/// Flushes the disks and powers the machine off, when this process is PID 1.
+fn power_off() {
+    if std::process::id() != 1 {
+        return;
+    }
+    // SAFETY: sync and reboot take no pointers; reboot(RB_POWER_OFF) as PID 1 ends the machine
+    // (an init must not exit: the kernel would panic).
+    unsafe {
+        libc::sync();
+        libc::reboot(libc::RB_POWER_OFF);
+    }
+    // Not reached unless the kernel refused; wait for the host's timeout rather than panic.
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}
