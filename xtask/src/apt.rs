@@ -134,20 +134,27 @@ pub fn ensure_backports(codename: &str) -> Result<String, String> {
     if all.iter().any(|s| s.suites.contains(&suite)) {
         return Ok(suite);
     }
-    let base = all
-        .iter()
-        .find(|s| s.suites.iter().any(|x| x == codename))
-        .ok_or_else(|| format!("no apt source serves suite {codename}"))?;
+    let (uris, key) = release_source(codename)?;
     let mut entry = format!(
         "Types: deb\nURIs: {}\nSuites: {suite}\nComponents: main\n",
-        base.uris.join(" ")
+        uris.join(" ")
     );
-    if let Some(key) = &base.signed_by {
+    if let Some(key) = &key {
         entry.push_str(&format!("Signed-By: {key}\n"));
     }
     fs::write(BACKPORTS_FILE, entry).map_err(|e| format!("writing {BACKPORTS_FILE}: {e}"))?;
     println!("apt: added {suite} ({BACKPORTS_FILE})");
     Ok(suite)
+}
+
+/// The mirror URIs and key of the apt source that serves the release `codename` itself:
+/// what an entry for another suite of the same mirror reuses.
+pub fn release_source(codename: &str) -> Result<(Vec<String>, Option<String>), String> {
+    sources()
+        .into_iter()
+        .find(|s| s.suites.iter().any(|x| x == codename))
+        .map(|s| (s.uris, s.signed_by))
+        .ok_or_else(|| format!("no apt source serves suite {codename}"))
 }
 
 /// Runs an apt command, its output appended to `log`; the error names the log on failure.
@@ -185,8 +192,17 @@ pub fn update(log: &Path) -> Result<(), String> {
 
 /// Installs `packages` (names may carry `/suite`) without recommends.
 pub fn install(packages: &[String], log: &Path) -> Result<(), String> {
+    install_from(None, packages, log)
+}
+
+/// Installs `packages` without recommends, their dependencies too from `suite` when given
+/// (`-t`: qemu-system from backports needs backports' firmware packages).
+pub fn install_from(suite: Option<&str>, packages: &[String], log: &Path) -> Result<(), String> {
     println!("apt: installing {}", packages.join(" "));
     let mut args = vec!["install", "-y", "-q", "--no-install-recommends"];
+    if let Some(suite) = suite {
+        args.extend(["-t", suite]);
+    }
     args.extend(packages.iter().map(String::as_str));
     apt(&args, log)
 }

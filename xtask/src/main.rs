@@ -5,6 +5,7 @@
 mod apt;
 mod binfmt;
 mod cross;
+mod kernels;
 mod qemu;
 mod runner;
 mod targets;
@@ -17,8 +18,9 @@ fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("cross") => cross::main(&args[1..]),
+        Some("kernels") => kernels::main(&args[1..]),
         Some("-h" | "--help") | None => {
-            println!("usage: cargo xtask <task>\n\ntasks:\n  cross    the core tests on every architecture (cargo xtask cross --help)");
+            println!("usage: cargo xtask <task>\n\ntasks:\n  cross    the core tests on every architecture (cargo xtask cross --help)\n  kernels  the tests on real Debian kernels under qemu-system (cargo xtask kernels --help)");
             ExitCode::SUCCESS
         }
         Some(other) => {

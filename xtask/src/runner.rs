@@ -229,7 +229,7 @@ fn read_log(path: &Path) -> Summary {
 }
 
 /// Adds `ok. 3 passed; 1 failed; 2 ignored; ...` to the counts.
-fn add_counts(counts: &mut Counts, text: &str) {
+pub fn add_counts(counts: &mut Counts, text: &str) {
     for part in text.split(';') {
         let mut words = part.split_whitespace().rev();
         let (Some(kind), Some(number)) = (words.next(), words.next()) else {

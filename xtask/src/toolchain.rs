@@ -26,17 +26,28 @@ fn rustc(args: &[&str]) -> String {
         .unwrap_or_default()
 }
 
-/// Rust's bundled `gcc-ld` directory (its `ld.lld` runs `rust-lld`), for `clang -B`.
-fn gcc_ld_dir() -> Result<PathBuf, String> {
+/// A tool the Rust toolchain ships for the host (`rust-objcopy`, `gcc-ld`).
+pub fn rust_tool(name: &str) -> Result<PathBuf, String> {
     let version = rustc(&["-vV"]);
     let host = version
         .lines()
         .find_map(|l| l.strip_prefix("host: "))
         .ok_or("rustc -vV names no host")?;
-    let dir = Path::new(&rustc(&["--print", "sysroot"]))
+    let path = Path::new(&rustc(&["--print", "sysroot"]))
         .join("lib/rustlib")
         .join(host)
-        .join("bin/gcc-ld");
+        .join("bin")
+        .join(name);
+    if path.exists() {
+        Ok(path)
+    } else {
+        Err(format!("the Rust toolchain has no {}", path.display()))
+    }
+}
+
+/// Rust's bundled `gcc-ld` directory (its `ld.lld` runs `rust-lld`), for `clang -B`.
+fn gcc_ld_dir() -> Result<PathBuf, String> {
+    let dir = rust_tool("gcc-ld")?;
     if dir.join("ld.lld").is_file() {
         Ok(dir)
     } else {
@@ -122,7 +133,11 @@ pub fn prepare(
     logs: &Path,
 ) -> Result<Vec<String>, String> {
     ensure_std(t, install, &logs.join(format!("{}.rustup.log", t.triple)))?;
-    let why = || install_err.unwrap_or("not installed (--no-install)").to_string();
+    let why = || {
+        install_err
+            .unwrap_or("not installed (--no-install)")
+            .to_string()
+    };
     if let targets::Linker::Clang { .. } = t.linker {
         if !runs(targets::CLANG) {
             return Err(format!("linker {} missing: {}", targets::CLANG, why()));

@@ -2,13 +2,14 @@
 //! what the tests need, runs the programs its plan (`/plan`) names, each with a timeout, reports
 //! on the console in lines the host reads (module [`report`]), and powers the machine off.
 //!
-//! The initramfs holds no other userland, so this program also answers to the two commands
-//! the core's tests start as throwaway children: `true` (exit 0) and `sleep N`. The host
-//! installs `/bin/true` and `/bin/sleep` as links to it.
+//! The initramfs holds no other userland, so this program also answers to the commands the
+//! core's tests start: `true` (exit 0), `sleep N`, and `unshare --time` (module [`unshare`]).
+//! The host installs them in `/bin` as links to it.
 
 mod plan;
 mod report;
 mod run;
+mod unshare;
 
 use std::ffi::CString;
 use std::path::Path;
@@ -27,6 +28,7 @@ fn main() {
             let secs: f64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(0.0);
             std::thread::sleep(Duration::from_secs_f64(secs.max(0.0)));
         }
+        "unshare" => std::process::exit(unshare::main(&args[1..])),
         _ => init(),
     }
 }

@@ -78,7 +78,8 @@ mod tests {
 
     #[test]
     fn steps_parse_and_bad_lines_are_named() {
-        let plan = "# comment\nenv\tA\tb c\nrun\tkp\t60\ttests\t/bin/kp\t--skip\tx\n\nhex\tvdso\t/tmp/v\n";
+        let plan =
+            "# comment\nenv\tA\tb c\nrun\tkp\t60\ttests\t/bin/kp\t--skip\tx\n\nhex\tvdso\t/tmp/v\n";
         let steps = parse(plan).unwrap();
         assert_eq!(steps.len(), 3);
         assert_eq!(
@@ -90,7 +91,9 @@ mod tests {
                 argv: vec!["/bin/kp".into(), "--skip".into(), "x".into()],
             }
         );
-        assert!(parse("run\tx\tsoon\ttests\t/a").unwrap_err().contains("line 1"));
+        assert!(parse("run\tx\tsoon\ttests\t/a")
+            .unwrap_err()
+            .contains("line 1"));
         assert!(parse("run\tx\t5\tweird\t/a").is_err());
         assert!(parse("run\tx\t5\ttests").is_err());
         assert!(parse("frobnicate").is_err());

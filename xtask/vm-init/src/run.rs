@@ -56,7 +56,11 @@ fn program(
     let (verdict, status, failed) = match &end {
         Ok(End::Exited(s)) if s.success() => ("PASS", s.to_string(), false),
         Ok(End::Exited(s)) => ("FAIL", s.to_string(), true),
-        Ok(End::TimedOut) => ("TIMEOUT", format!("killed after {} s", timeout.as_secs()), true),
+        Ok(End::TimedOut) => (
+            "TIMEOUT",
+            format!("killed after {} s", timeout.as_secs()),
+            true,
+        ),
         Err(e) => ("FAIL", e.clone(), true),
     };
     let lines: Vec<String> = File::open(&out_path)

@@ -1,0 +1,62 @@
+//! Booting one machine under TCG: the kernel with the initramfs, its console on stdout into
+//! a log file, ended by the init's power-off or, past the limit, by us.
+
+use std::fs::File;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use super::machines::Machine;
+
+/// Guest memory: the initramfs is unpacked into it next to its own copy.
+const MEMORY_MB: u32 = 1024;
+/// Two CPUs, so per-CPU code (getcpu, readings passed between CPUs) has two to differ on.
+const CPUS: u32 = 2;
+
+/// The qemu-system command line for `m`.
+pub fn command(m: &Machine, kernel: &Path, initrd: &Path) -> Command {
+    let mut cmd = Command::new(m.qemu);
+    cmd.args(m.qemu_args)
+        .args(["-m", &MEMORY_MB.to_string(), "-smp", &CPUS.to_string()])
+        .args(["-display", "none", "-serial", "stdio", "-monitor", "none"])
+        .args(["-nic", "none", "-no-reboot"])
+        .arg("-kernel")
+        .arg(kernel)
+        .arg("-initrd")
+        .arg(initrd)
+        .arg("-append")
+        // panic=-1 with -no-reboot: a kernel panic ends QEMU at once instead of hanging.
+        .arg(format!("console={} panic=-1 quiet rdinit=/init", m.console));
+    cmd
+}
+
+/// Runs the machine to its end, the console in `log`; the error says why it did not stop
+/// by itself in time.
+pub fn run(mut cmd: Command, log: &Path, limit: Duration) -> Result<Duration, String> {
+    let out = File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let err = out.try_clone().map_err(|e| e.to_string())?;
+    let start = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .map_err(|e| format!("{:?}: {e}", cmd.get_program()))?;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Ok(start.elapsed()),
+            Ok(Some(status)) => return Err(format!("qemu exited with {status}")),
+            Ok(None) if start.elapsed() > limit => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "still running after {} s, stopped",
+                    limit.as_secs()
+                ));
+            }
+            Ok(None) => sleep(Duration::from_millis(200)),
+            Err(e) => return Err(format!("waiting for qemu: {e}")),
+        }
+    }
+}

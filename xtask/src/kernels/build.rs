@@ -1,0 +1,153 @@
+//! Building what runs inside a machine, static, for its target: the core's test binaries
+//! (`cargo test -p vdsotime --no-run`, with the environment `cargo xtask cross` uses, so the
+//! two share their builds), the `vdsotime` tool and the VM's init.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::runner;
+use crate::targets::Target;
+
+/// The programs of one target.
+#[derive(Debug)]
+pub struct Built {
+    /// (label, executable): `unit` for the library's own tests, else the test file's name.
+    pub tests: Vec<(String, PathBuf)>,
+    pub cli: PathBuf,
+    pub init: PathBuf,
+}
+
+/// Builds everything for `target`; cargo's output goes to `log`.
+pub fn build(root: &Path, target: &Target, flags: &[String], log: &Path) -> Result<Built, String> {
+    let test_exes = cargo(
+        root,
+        target,
+        flags,
+        log,
+        &["test", "-p", "vdsotime", "--no-run"],
+    )?;
+    let tools = cargo(
+        root,
+        target,
+        flags,
+        log,
+        &["build", "-p", "vdsotime-cli", "-p", "vm-init"],
+    )?;
+    let named = |name: &str| {
+        tools
+            .iter()
+            .find(|p| p.file_name().is_some_and(|f| f == name))
+            .cloned()
+            .ok_or_else(|| format!("cargo built no {name} (see {})", log.display()))
+    };
+    let tests = test_exes
+        .into_iter()
+        .map(|exe| (label(&exe), exe))
+        .collect::<Vec<_>>();
+    if tests.is_empty() {
+        return Err(format!(
+            "cargo built no test binary (see {})",
+            log.display()
+        ));
+    }
+    Ok(Built {
+        tests,
+        cli: named("vdsotime")?,
+        init: named("vm-init")?,
+    })
+}
+
+/// `kernel_parity-0123456789abcdef` → `kernel_parity`; the library's unit tests → `unit`.
+fn label(exe: &Path) -> String {
+    let name = exe
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = match name.rsplit_once('-') {
+        Some((stem, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            stem.to_string()
+        }
+        _ => name,
+    };
+    if stem == "vdsotime" {
+        "unit".to_string()
+    } else {
+        stem
+    }
+}
+
+/// Runs `cargo <args> --target T` and returns the executables it reports.
+fn cargo(
+    root: &Path,
+    target: &Target,
+    flags: &[String],
+    log: &Path,
+    args: &[&str],
+) -> Result<Vec<PathBuf>, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let err = File::options()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(|e| format!("{}: {e}", log.display()))?;
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(root)
+        .args(args)
+        .args([
+            "--target",
+            target.triple,
+            "--message-format=json-render-diagnostics",
+        ])
+        .env("CARGO_TERM_COLOR", "never")
+        .stdin(Stdio::null())
+        .stderr(err);
+    // Optimized as for QEMU user mode: TCG runs unoptimized code as slowly.
+    runner::target_env(&mut cmd, target, flags, true);
+    let out = cmd.output().map_err(|e| format!("cargo: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo {} --target {} failed (see {})",
+            args.join(" "),
+            target.triple,
+            log.display()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains("\"reason\":\"compiler-artifact\""))
+        // Test harnesses only: `cargo test` also builds the examples.
+        .filter(|l| !args.contains(&"test") || l.contains("\"test\":true"))
+        .filter_map(executable)
+        .collect())
+}
+
+/// The `"executable":"<path>"` of one cargo JSON message, if not null.
+fn executable(line: &str) -> Option<PathBuf> {
+    let rest = line.split("\"executable\":\"").nth(1)?;
+    Some(PathBuf::from(rest.split('"').next()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_and_executables() {
+        assert_eq!(
+            label(Path::new("/t/deps/kernel_parity-0123456789abcdef")),
+            "kernel_parity"
+        );
+        assert_eq!(
+            label(Path::new("/t/deps/vdsotime-fedcba9876543210")),
+            "unit"
+        );
+        assert_eq!(label(Path::new("/t/vm-init")), "vm-init");
+        let msg = r#"{"reason":"compiler-artifact","executable":"/t/deps/a-0123456789abcdef","fresh":true}"#;
+        assert_eq!(
+            executable(msg),
+            Some(PathBuf::from("/t/deps/a-0123456789abcdef"))
+        );
+        assert_eq!(executable(r#"{"executable":null}"#), None);
+    }
+}

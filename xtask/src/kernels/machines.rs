@@ -1,0 +1,165 @@
+//! The virtual machines `cargo xtask kernels` boots: a Debian kernel package of each
+//! architecture and the qemu-system machine that runs it under TCG.
+//!
+//! The machine types and console names are the ones each kernel finds a console on with no
+//! firmware of its own: arm64/armhf `virt` (PL011 `ttyAMA0`), ppc64el `pseries` with QEMU's
+//! minimal Open Firmware (`x-vof`, seconds instead of SLOF's tens), s390x's SCLP console,
+//! riscv64 `virt` with OpenSBI, i386 `pc` (`ttyS0`).
+
+use crate::targets::{self, Target};
+
+/// Which Debian suite a kernel comes from, relative to the machine's own release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Suite {
+    /// The machine's release (bookworm).
+    Release,
+    /// `<release>-backports`.
+    Backports,
+    /// A named suite served by the same mirror (trixie, for riscv64, not a bookworm
+    /// release architecture).
+    Named(&'static str),
+}
+
+/// One virtual machine to boot.
+#[derive(Debug, Clone, Copy)]
+pub struct Machine {
+    /// Name for `--target` and the logs: `<arch>-<suite>`.
+    pub name: &'static str,
+    /// Architecture, as the fixture files name it (`<arch>-linux-<release>.so`).
+    pub arch: &'static str,
+    /// The Rust target whose static binaries run inside.
+    pub triple: &'static str,
+    /// Debian architecture.
+    pub deb_arch: &'static str,
+    pub suite: Suite,
+    /// Debian's metapackage that depends on the current kernel image package.
+    pub kernel_package: &'static str,
+    /// The emulator and the Debian package that ships it.
+    pub qemu: &'static str,
+    pub qemu_package: &'static str,
+    /// Machine, CPU and device options.
+    pub qemu_args: &'static [&'static str],
+    /// Kernel console device.
+    pub console: &'static str,
+}
+
+impl Machine {
+    /// The cross target that builds this machine's binaries.
+    pub fn target(&self) -> Option<Target> {
+        targets::find(self.triple)
+    }
+}
+
+/// Every machine, in the order they boot.
+pub const ALL: &[Machine] = &[
+    Machine {
+        name: "aarch64-release",
+        arch: "aarch64",
+        triple: "aarch64-unknown-linux-musl",
+        deb_arch: "arm64",
+        suite: Suite::Release,
+        kernel_package: "linux-image-arm64",
+        qemu: "qemu-system-aarch64",
+        qemu_package: "qemu-system-arm",
+        // Pointer authentication with QEMU's cheap hash instead of QARMA: the same
+        // instructions, several times faster under TCG.
+        qemu_args: &["-M", "virt", "-cpu", "max,pauth-impdef=on"],
+        console: "ttyAMA0",
+    },
+    Machine {
+        name: "aarch64-backports",
+        arch: "aarch64",
+        triple: "aarch64-unknown-linux-musl",
+        deb_arch: "arm64",
+        suite: Suite::Backports,
+        kernel_package: "linux-image-arm64",
+        qemu: "qemu-system-aarch64",
+        qemu_package: "qemu-system-arm",
+        qemu_args: &["-M", "virt", "-cpu", "max,pauth-impdef=on"],
+        console: "ttyAMA0",
+    },
+    Machine {
+        name: "armv7-release",
+        arch: "arm",
+        triple: "armv7-unknown-linux-gnueabihf",
+        deb_arch: "armhf",
+        suite: Suite::Release,
+        kernel_package: "linux-image-armmp-lpae",
+        qemu: "qemu-system-arm",
+        qemu_package: "qemu-system-arm",
+        qemu_args: &["-M", "virt,highmem=off", "-cpu", "cortex-a15"],
+        console: "ttyAMA0",
+    },
+    Machine {
+        name: "ppc64le-release",
+        arch: "powerpc64le",
+        triple: "powerpc64le-unknown-linux-gnu",
+        deb_arch: "ppc64el",
+        suite: Suite::Release,
+        kernel_package: "linux-image-powerpc64le",
+        qemu: "qemu-system-ppc64",
+        qemu_package: "qemu-system-ppc",
+        qemu_args: &["-M", "pseries,x-vof=on", "-nodefaults"],
+        console: "hvc0",
+    },
+    Machine {
+        name: "s390x-release",
+        arch: "s390x",
+        triple: "s390x-unknown-linux-gnu",
+        deb_arch: "s390x",
+        suite: Suite::Release,
+        kernel_package: "linux-image-s390x",
+        qemu: "qemu-system-s390x",
+        qemu_package: "qemu-system-s390x",
+        qemu_args: &["-M", "s390-ccw-virtio"],
+        console: "ttysclp0",
+    },
+    Machine {
+        name: "i686-release",
+        arch: "i686",
+        triple: "i686-unknown-linux-musl",
+        deb_arch: "i386",
+        suite: Suite::Release,
+        kernel_package: "linux-image-686",
+        qemu: "qemu-system-i386",
+        qemu_package: "qemu-system-x86",
+        qemu_args: &["-cpu", "max"],
+        console: "ttyS0",
+    },
+    Machine {
+        name: "riscv64-trixie",
+        arch: "riscv64",
+        triple: "riscv64gc-unknown-linux-gnu",
+        deb_arch: "riscv64",
+        suite: Suite::Named("trixie"),
+        kernel_package: "linux-image-riscv64",
+        qemu: "qemu-system-riscv64",
+        qemu_package: "qemu-system-riscv",
+        qemu_args: &["-M", "virt"],
+        console: "ttyS0",
+    },
+];
+
+/// The machines `--target` names: a machine name or a Rust target triple (all its machines).
+pub fn select(name: &str) -> Vec<Machine> {
+    ALL.iter()
+        .copied()
+        .filter(|m| m.name == name || m.triple == name)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_machine_has_a_cross_target_and_a_unique_name() {
+        for (i, m) in ALL.iter().enumerate() {
+            assert!(m.target().is_some(), "{} has no cross target", m.name);
+            assert!(ALL[..i].iter().all(|o| o.name != m.name), "{}", m.name);
+        }
+        assert_eq!(select("aarch64-unknown-linux-musl").len(), 2);
+        assert_eq!(select("s390x-release").len(), 1);
+        assert!(select("mips").is_empty());
+    }
+}

@@ -1,0 +1,236 @@
+//! `cargo xtask kernels`: the core's tests and the `vdsotime` tool on real Debian kernels of
+//! every architecture, booted under qemu-system (TCG), each against its kernel's own vDSO.
+//!
+//! Steps, each timed: install what is missing (qemu-system from backports, the linkers of
+//! `cross`), fetch the kernels (cached), build every target's static binaries, boot the
+//! machines. Prints `<target> <kernel release> PASS|FAIL|UNAVAILABLE: <reason>` per machine,
+//! then the vDSO's symbols and versions and its speed-up over the syscall there.
+
+mod boot;
+mod build;
+mod fetch;
+mod initramfs;
+mod machines;
+mod payload;
+mod report;
+mod verdict;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::{apt, toolchain};
+use machines::Machine;
+
+pub const USAGE: &str = "\
+usage: cargo xtask kernels [options]
+
+Boots a Debian kernel of each architecture under qemu-system (TCG) with an initramfs of
+static test binaries and an init of its own; inside, runs the core's test suite,
+`vdsotime check --duration 2`, `vdsotime info`, `vdsotime bench --trials 3` and
+`vdsotime dump`. Installs what is missing first (qemu-system from the release's backports,
+the linkers `cargo xtask cross` uses); kernels are fetched through a private apt state
+directory and cached under target/xtask-kernels/cache.
+
+options:
+  --target NAME    a machine (see --list) or a Rust target triple (repeatable); default: all
+  --no-install     install nothing; what is missing makes its machine UNAVAILABLE
+  --dump DIR       write each machine's vDSO image to DIR/<arch>-linux-<release>.so
+  --require-all    exit non-zero when a machine is UNAVAILABLE, not only on FAIL
+  --skip NAME      skip tests matching NAME inside the machines (repeatable)
+  --timeout SECS   limit for each test binary inside a machine (default 300)
+  --jobs N         machines booted at once (default 1)
+  --list           print the machines and exit
+";
+
+#[derive(Debug)]
+struct Options {
+    machines: Vec<Machine>,
+    install: bool,
+    dump_dir: Option<PathBuf>,
+    require_all: bool,
+    skip: Vec<String>,
+    per_binary: Duration,
+    jobs: usize,
+}
+
+fn parse(args: &[String]) -> Result<Option<Options>, String> {
+    let mut o = Options {
+        machines: Vec::new(),
+        install: true,
+        dump_dir: None,
+        require_all: false,
+        skip: Vec::new(),
+        per_binary: Duration::from_secs(300),
+        jobs: 1,
+    };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| it.next().cloned().ok_or(format!("{name} needs a value"));
+        match arg.as_str() {
+            "--target" => {
+                let name = value("--target")?;
+                let found = machines::select(&name);
+                if found.is_empty() {
+                    return Err(format!("no machine {name} (--list)"));
+                }
+                o.machines.extend(found);
+            }
+            "--no-install" => o.install = false,
+            "--dump" => {
+                let dir = PathBuf::from(value("--dump")?);
+                fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                o.dump_dir = Some(dir);
+            }
+            "--require-all" => o.require_all = true,
+            "--skip" => o.skip.push(value("--skip")?),
+            "--timeout" | "--jobs" => {
+                let v = value(arg)?;
+                let n: u64 = v.parse().map_err(|_| format!("bad {arg} {v}"))?;
+                if arg == "--jobs" {
+                    o.jobs = usize::try_from(n.max(1)).unwrap_or(1);
+                } else {
+                    o.per_binary = Duration::from_secs(n);
+                }
+            }
+            "--list" => {
+                for m in machines::ALL {
+                    println!(
+                        "{:20} {:32} {} {} on {}",
+                        m.name, m.triple, m.deb_arch, m.kernel_package, m.qemu
+                    );
+                }
+                return Ok(None);
+            }
+            "-h" | "--help" => {
+                print!("{USAGE}");
+                return Ok(None);
+            }
+            other => return Err(format!("unknown argument {other}\n{USAGE}")),
+        }
+    }
+    if o.machines.is_empty() {
+        o.machines = machines::ALL.to_vec();
+    }
+    Ok(Some(o))
+}
+
+/// Whether `command --version` runs.
+fn runs(command: &str) -> bool {
+    Command::new(command)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Installs the missing emulators (from backports, with its firmware) and linkers; the
+/// error is why, for the UNAVAILABLE lines.
+fn install(chosen: &[Machine], log: &Path) -> Option<String> {
+    let mut qemu: Vec<String> = Vec::new();
+    for m in chosen {
+        if !runs(m.qemu) && !qemu.iter().any(|p| p == m.qemu_package) {
+            qemu.push(m.qemu_package.to_string());
+        }
+    }
+    let targets: Vec<_> = chosen.iter().filter_map(Machine::target).collect();
+    let linking = toolchain::missing_packages(&targets);
+    if qemu.is_empty() && linking.is_empty() {
+        return None;
+    }
+    let codename = apt::codename()?;
+    let backports = match apt::ensure_backports(&codename) {
+        Ok(suite) => Some(suite),
+        Err(e) => {
+            println!("kernels: backports: {e}; qemu-system from {codename}");
+            None
+        }
+    };
+    if let Err(e) = apt::update(log) {
+        return Some(e);
+    }
+    let mut err = None;
+    if !linking.is_empty() {
+        err = apt::install(&linking, log).err();
+    }
+    if !qemu.is_empty() {
+        if let Err(e) = apt::install_from(backports.as_deref(), &qemu, log) {
+            err.get_or_insert(e);
+        }
+    }
+    err
+}
+
+/// Runs `f`, printing how long it took.
+fn step<T>(name: &str, f: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let out = f();
+    println!("kernels: step {name}: {} s", start.elapsed().as_secs());
+    out
+}
+
+/// Entry point of `cargo xtask kernels`.
+pub fn main(args: &[String]) -> ExitCode {
+    let opts = match parse(args) {
+        Ok(Some(o)) => o,
+        Ok(None) => return ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask kernels: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let started = Instant::now();
+    let root = toolchain::workspace_root();
+    let work = toolchain::target_dir().join("xtask-kernels");
+    if let Err(e) = fs::create_dir_all(&work) {
+        eprintln!("xtask kernels: {}: {e}", work.display());
+        return ExitCode::from(2);
+    }
+    let install_err = if opts.install {
+        step("install", || install(&opts.machines, &work.join("apt.log")))
+    } else {
+        None
+    };
+    let kernels = step("fetch kernels", || {
+        fetch::kernels(
+            &work.join("cache"),
+            &opts.machines,
+            &work.join("apt-kernels.log"),
+        )
+    });
+    let ctx = verdict::Context {
+        root: &root,
+        work: &work,
+        install: opts.install,
+        install_err: install_err.as_deref(),
+        per_binary: opts.per_binary,
+        skip: &opts.skip,
+        dump_dir: opts.dump_dir.as_deref(),
+    };
+    let prepared = step("build", || {
+        verdict::prepare_all(&ctx, &opts.machines, kernels)
+    });
+    let outcomes = step("boot", || verdict::boot_all(&ctx, prepared, opts.jobs));
+    let (mut pass, mut fail, mut unavailable) = (0, 0, 0);
+    for o in &outcomes {
+        match o {
+            verdict::Outcome::Pass => pass += 1,
+            verdict::Outcome::Fail => fail += 1,
+            verdict::Outcome::Unavailable => unavailable += 1,
+        }
+    }
+    println!(
+        "kernels summary: {} machines: {pass} PASS, {fail} FAIL, {unavailable} UNAVAILABLE in {} s (logs in {})",
+        outcomes.len(),
+        started.elapsed().as_secs(),
+        work.display()
+    );
+    if fail > 0 || (opts.require_all && unavailable > 0) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}

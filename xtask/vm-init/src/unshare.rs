@@ -1,0 +1,62 @@
+//! `unshare --time --fork [--monotonic S] [--boottime S] PROGRAM ARGS...`: the subset of
+//! util-linux's `unshare` the time-namespace test uses, so it runs against the real kernel's
+//! time-namespace vDSO pages inside the machines.
+//!
+//! unshare(CLONE_NEWTIME) gives this process's future children a new time namespace, whose
+//! offsets are written to /proc/self/timens_offsets before the first child enters it.
+
+use std::process::Command;
+
+/// Runs the command; returns the exit code to leave with.
+pub fn main(args: &[String]) -> i32 {
+    match run(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("unshare: {e}");
+            1
+        }
+    }
+}
+
+fn run(args: &[String]) -> Result<i32, String> {
+    let (mut time, mut fork) = (false, false);
+    let mut offsets = String::new();
+    let mut it = args.iter();
+    let program = loop {
+        let arg = it.next().ok_or("no program to run")?;
+        match arg.as_str() {
+            "--time" => time = true,
+            "--fork" => fork = true,
+            // Clock ids: CLOCK_MONOTONIC 1, CLOCK_BOOTTIME 7.
+            "--monotonic" | "--boottime" => {
+                let secs: i64 = it
+                    .next()
+                    .and_then(|s| s.parse().ok())
+                    .ok_or(format!("{arg} needs seconds"))?;
+                let id = if arg == "--monotonic" { 1 } else { 7 };
+                offsets.push_str(&format!("{id} {secs} 0\n"));
+            }
+            other if other.starts_with('-') => return Err(format!("unsupported option {other}")),
+            program => break program,
+        }
+    };
+    if !(time && fork) {
+        return Err("only --time --fork is supported".to_string());
+    }
+    // SAFETY: unshare takes no pointers.
+    if unsafe { libc::unshare(libc::CLONE_NEWTIME) } != 0 {
+        return Err(format!(
+            "unshare(CLONE_NEWTIME): {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    if !offsets.is_empty() {
+        std::fs::write("/proc/self/timens_offsets", &offsets)
+            .map_err(|e| format!("/proc/self/timens_offsets: {e}"))?;
+    }
+    let status = Command::new(program)
+        .args(it)
+        .status()
+        .map_err(|e| format!("{program}: {e}"))?;
+    Ok(status.code().unwrap_or(1))
+}
