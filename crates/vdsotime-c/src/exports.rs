@@ -5,7 +5,7 @@ use core::ffi::{c_int, c_uint, c_void};
 
 use vdsotime::Timespec;
 
-use crate::abi;
+use crate::{abi, ctypes};
 
 /// `clock_gettime` with the C library's `struct timespec`.
 ///
@@ -14,10 +14,10 @@ use crate::abi;
 #[no_mangle]
 pub unsafe extern "C" fn vdsotime_clock_gettime(
     clock: libc::clockid_t,
-    ts: *mut libc::timespec,
+    ts: *mut ctypes::timespec,
 ) -> c_int {
     // SAFETY: forwarded caller contract.
-    unsafe { abi::clock_gettime(clock, ts) }
+    unsafe { ctypes::clock_gettime(clock, ts) }
 }
 
 /// `clock_getres` with the C library's `struct timespec`.
@@ -27,10 +27,10 @@ pub unsafe extern "C" fn vdsotime_clock_gettime(
 #[no_mangle]
 pub unsafe extern "C" fn vdsotime_clock_getres(
     clock: libc::clockid_t,
-    res: *mut libc::timespec,
+    res: *mut ctypes::timespec,
 ) -> c_int {
     // SAFETY: forwarded caller contract.
-    unsafe { abi::clock_getres(clock, res) }
+    unsafe { ctypes::clock_getres(clock, res) }
 }
 
 #[cfg(not(all(
@@ -44,11 +44,11 @@ pub unsafe extern "C" fn vdsotime_clock_getres(
 /// `struct timezone`.
 #[no_mangle]
 pub unsafe extern "C" fn vdsotime_gettimeofday(
-    tv: *mut libc::timeval,
+    tv: *mut ctypes::timeval,
     tz: *mut core::ffi::c_void,
 ) -> c_int {
     // SAFETY: forwarded caller contract.
-    unsafe { abi::gettimeofday(tv, tz) }
+    unsafe { ctypes::gettimeofday(tv, tz) }
 }
 
 #[cfg(not(all(
@@ -60,9 +60,9 @@ pub unsafe extern "C" fn vdsotime_gettimeofday(
 /// # Safety
 /// `t` is NULL or writable for a `time_t`.
 #[no_mangle]
-pub unsafe extern "C" fn vdsotime_time(t: *mut libc::time_t) -> libc::time_t {
+pub unsafe extern "C" fn vdsotime_time(t: *mut ctypes::time_t) -> ctypes::time_t {
     // SAFETY: forwarded caller contract.
-    unsafe { abi::time(t) }
+    unsafe { ctypes::time(t) }
 }
 
 /// `getcpu`.

@@ -9,6 +9,7 @@
 //! `libvdsotime.{so,a}` with `vdsotime.pc` by `install.sh`.
 
 pub mod abi;
+pub mod ctypes;
 mod exports;
 /// Where glibc runs IFUNC resolvers and the trampoline exists: `time` and `gettimeofday`.
 #[cfg(all(

@@ -9,6 +9,7 @@ use std::process::Command;
 
 use support::{build_dir, crate_dir, run_ok, scratch};
 use vdsotime::{Timespec, Timeval, Timezone};
+use vdsotime_c::ctypes;
 
 #[test]
 fn header_layouts_match_rust() {
@@ -21,18 +22,20 @@ fn header_layouts_match_rust() {
         ("TIMEVAL64_USEC", offset_of!(Timeval, tv_usec)),
         ("TIMEZONE_SIZE", size_of::<Timezone>()),
         ("TIMEZONE_DST", offset_of!(Timezone, tz_dsttime)),
-        ("TIMESPEC_SIZE", size_of::<libc::timespec>()),
-        ("TIMESPEC_NSEC", offset_of!(libc::timespec, tv_nsec)),
-        ("TIMEVAL_SIZE", size_of::<libc::timeval>()),
-        ("TIMEVAL_USEC", offset_of!(libc::timeval, tv_usec)),
-        ("TIME_T_SIZE", size_of::<libc::time_t>()),
+        // The C library's types as the exported functions define them (vdsotime_c::ctypes),
+        // against the C library's headers: on 32-bit musl these differ from the libc
+        // crate's.
+        ("TIMESPEC_SIZE", size_of::<ctypes::timespec>()),
+        ("TIMESPEC_NSEC", offset_of!(ctypes::timespec, tv_nsec)),
+        ("TIMEVAL_SIZE", size_of::<ctypes::timeval>()),
+        ("TIMEVAL_USEC", offset_of!(ctypes::timeval, tv_usec)),
+        ("TIME_T_SIZE", size_of::<ctypes::time_t>()),
         ("CLOCKID_T_SIZE", size_of::<libc::clockid_t>()),
         ("SSIZE_T_SIZE", size_of::<isize>()),
     ];
     let dir = scratch("header");
-    let mut cmd = Command::new("cc");
+    let mut cmd = support::c_compiler();
     cmd.args(["-std=c11", "-pedantic", "-Wall", "-Wextra", "-Werror", "-c"])
-        .args(support::TARGET_CFLAGS)
         .arg("-I")
         .arg(crate_dir().join("include"))
         .arg(crate_dir().join("tests/c/header_check.c"))

@@ -11,8 +11,13 @@ use core::ffi::CStr;
 pub enum On {
     /// Every target.
     All,
-    /// 32-bit targets: glibc's `_TIME_BITS=64` entry points (`time64.rs`).
+    /// 32-bit targets: the time64 entry points glibc (`_TIME_BITS=64`) and musl 1.2 share
+    /// (`time64.rs`).
     Bits32,
+    /// 32-bit glibc's own time64 names.
+    Glibc32,
+    /// 32-bit musl's own time64 names.
+    Musl32,
 }
 
 impl On {
@@ -21,6 +26,8 @@ impl On {
         match self {
             On::All => true,
             On::Bits32 => cfg!(target_pointer_width = "32"),
+            On::Glibc32 => cfg!(all(target_pointer_width = "32", target_env = "gnu")),
+            On::Musl32 => cfg!(all(target_pointer_width = "32", target_env = "musl")),
         }
     }
 }
@@ -41,15 +48,9 @@ pub const EXPORTS: &[(On, &[&CStr])] = &[
             c"getentropy",
         ],
     ),
-    (
-        On::Bits32,
-        &[
-            c"__clock_gettime64",
-            c"__clock_getres64",
-            c"__gettimeofday64",
-            c"__time64",
-        ],
-    ),
+    (On::Bits32, &[c"__clock_gettime64", c"__time64"]),
+    (On::Glibc32, &[c"__clock_getres64", c"__gettimeofday64"]),
+    (On::Musl32, &[c"__clock_getres_time64", c"__gettimeofday_time64"]),
 ];
 
 /// The names this target exports, or with `all_targets` the names of every target.

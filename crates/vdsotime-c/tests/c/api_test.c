@@ -21,13 +21,27 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__USE_TIME_BITS64) && defined(__TIMESIZE) && __TIMESIZE == 32
+/*
+ * A 64-bit time_t on a 32-bit target: 32-bit glibc built with _TIME_BITS=64, or 32-bit musl
+ * 1.2+ (always; its headers then name the old calls SYS_*_time32 and define no
+ * SYS_clock_gettime).
+ */
+#if (defined(__USE_TIME_BITS64) && defined(__TIMESIZE) && __TIMESIZE == 32) || \
+	(!defined(SYS_clock_gettime) && defined(SYS_clock_gettime64))
+#define TIME64_ON_32 1
 #define MODE_TIME " time64"
 #else
 #define MODE_TIME ""
 #endif
+#if !defined(SYS_gettimeofday) && defined(SYS_gettimeofday_time32)
+#define SYS_gettimeofday SYS_gettimeofday_time32
+#endif
 
 #ifdef LIBC_NAMES
+#if !defined(__GLIBC__)
+/* musl has getcpu only since 1.2.4: a weak reference, which the preload's definition binds. */
+int getcpu(unsigned int *cpu, unsigned int *node) __attribute__((weak));
+#endif
 #define T_clock_gettime clock_gettime
 #define T_clock_getres clock_getres
 #define T_gettimeofday gettimeofday
@@ -65,13 +79,12 @@ static int tv_le(const struct timeval *a, const struct timeval *b)
 }
 
 /*
- * Raw system calls, returning 0 or -errno, in the program's own struct layouts: on 32-bit glibc
- * built with _TIME_BITS=64 those are the kernel's time64 layouts, read by the *time64 calls
+ * Raw system calls, returning 0 or -errno, in the program's own struct layouts: with a 64-bit
+ * time_t on a 32-bit target those are the kernel's time64 layouts, read by the *time64 calls
  * (there is no time64 gettimeofday: its time comes from clock_gettime64, truncated as the
  * kernel truncates).
  */
-#if defined(__USE_TIME_BITS64) && defined(__TIMESIZE) && __TIMESIZE == 32
-#define TIME64_ON_32 1
+#ifdef TIME64_ON_32
 #define SYS_GETTIME SYS_clock_gettime64
 #define SYS_GETRES SYS_clock_getres_time64
 #else

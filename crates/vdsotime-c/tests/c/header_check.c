@@ -1,8 +1,8 @@
 /*
  * Compiled (never run) by tests/header.rs with -Werror: the hand-written header must agree with
  * the Rust side. The EXPECT_* macros are the sizes and offsets the Rust compiler reports for the
- * types behind each pointer (vdsotime::Timespec, vdsotime::Timeval, vdsotime::Timezone, and the
- * libc crate's timespec/timeval/time_t), passed as -D flags.
+ * types behind each pointer (vdsotime::Timespec, vdsotime::Timeval, vdsotime::Timezone, and
+ * vdsotime_c::ctypes's timespec/timeval/time_t, the C library's own), passed as -D flags.
  */
 #define _GNU_SOURCE
 #include <stddef.h>

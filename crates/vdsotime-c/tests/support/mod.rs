@@ -7,6 +7,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod compiler;
+pub use compiler::c_compiler;
+
 /// Where cargo put the library this test run was built with: target/<profile>/deps, the
 /// directory of the test executable (`cargo test` builds the library there and does not copy
 /// it up to target/<profile>, which may hold an older `cargo build`).
@@ -122,19 +125,10 @@ fn read_pc(path: &Path) -> Vec<String> {
         .collect()
 }
 
-/// What `cc` needs to build for the target the tests were built for (i686 on an x86_64
-/// machine: `cargo test --target i686-unknown-linux-gnu` with gcc-multilib).
-pub const TARGET_CFLAGS: &[&str] = if cfg!(all(target_arch = "x86", target_pointer_width = "32")) {
-    &["-m32"]
-} else {
-    &[]
-};
-
 /// Compiles C `sources` into `output` with the warnings we hold the C code to.
 pub fn cc(sources: &[PathBuf], output: &Path, flags: &[String]) {
-    let mut cmd = Command::new("cc");
+    let mut cmd = c_compiler();
     cmd.args(["-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror"])
-        .args(TARGET_CFLAGS)
         .args(sources)
         .arg("-o")
         .arg(output)

@@ -21,6 +21,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#if !defined(__GLIBC__)
+/* musl has getcpu only since 1.2.4: a weak reference, which the preload's definition binds. */
+int getcpu(unsigned int *cpu, unsigned int *node) __attribute__((weak));
+#endif
+
 #define ROUNDS 150
 #define THREADS 4
 #define ITERATIONS 2000

@@ -13,6 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant};
 
+#[path = "../../../vdsotime-c/tests/support/compiler.rs"]
+mod compiler;
+pub use compiler::c_compiler;
+
 /// target/<profile>/deps, the directory of the test executable, where `cargo test` builds the
 /// library (it does not copy it up to target/<profile>, which may hold an older build).
 pub fn build_dir() -> PathBuf {
@@ -45,19 +49,10 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// What `cc` needs to build for the target the tests were built for (i686 on an x86_64
-/// machine: `cargo test --target i686-unknown-linux-gnu` with gcc-multilib).
-pub const TARGET_CFLAGS: &[&str] = if cfg!(all(target_arch = "x86", target_pointer_width = "32")) {
-    &["-m32"]
-} else {
-    &[]
-};
-
 /// Compiles C `sources` into `output`.
 pub fn cc(sources: &[PathBuf], output: &Path, flags: &[&str]) {
-    let out = Command::new("cc")
+    let out = c_compiler()
         .args(["-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror"])
-        .args(TARGET_CFLAGS)
         .args(sources)
         .arg("-o")
         .arg(output)
