@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::cross_c::{self, CTarget};
 use crate::targets::{self, Target};
 use crate::{apt, binfmt, qemu, runner, toolchain};
 
@@ -16,8 +17,11 @@ usage: cargo xtask cross [options] [-- <cargo test args>]
 
 Runs `cargo test -p vdsotime --target T --no-fail-fast` for every supported target, natively
 or under QEMU user mode, then the vDSO tests again without the `std` feature (auxv read
-without getauxval); arguments after `--` replace both runs. Installs what is missing first:
-Rust std via rustup, cross linkers and QEMU via apt (QEMU from the release's backports).
+without getauxval); arguments after `--` replace both runs. Then the C library and the
+preload (`cargo test -p vdsotime-c -p vdsotime-preload`) for i686 glibc, i686 musl and armv7
+glibc, their C test programs built with that target's C library. Installs what is missing
+first: Rust std via rustup, cross linkers, gcc-multilib and QEMU via apt (QEMU from the
+release's backports), Debian's i386 musl unpacked under target/.
 
 options:
   --target T       only this target (repeatable); default: all of them
@@ -33,6 +37,8 @@ options:
 #[derive(Debug)]
 struct Options {
     targets: Vec<Target>,
+    /// Targets of the C library and preload runs (module `cross_c`).
+    c_targets: Vec<CTarget>,
     install: bool,
     dump_dir: Option<PathBuf>,
     require_all: bool,
@@ -44,6 +50,7 @@ struct Options {
 fn parse(args: &[String]) -> Result<Option<Options>, String> {
     let mut opts = Options {
         targets: Vec::new(),
+        c_targets: Vec::new(),
         install: true,
         dump_dir: None,
         require_all: false,
@@ -61,9 +68,12 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         match arg.as_str() {
             "--target" => {
                 let t = value("--target")?;
-                opts.targets.push(
-                    targets::find(&t).ok_or_else(|| format!("unsupported target {t} (--list)"))?,
-                );
+                let (core, c) = (targets::find(&t), cross_c::find(&t));
+                if core.is_none() && c.is_none() {
+                    return Err(format!("unsupported target {t} (--list)"));
+                }
+                opts.targets.extend(core);
+                opts.c_targets.extend(c);
             }
             "--no-install" => opts.install = false,
             "--dump" => {
@@ -84,6 +94,12 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                     let how = t.qemu.map_or("native".to_string(), |q| format!("qemu-{q}"));
                     println!("{:32} {how}", t.triple);
                 }
+                for c in cross_c::ALL {
+                    let how = c
+                        .qemu()
+                        .map_or("native".to_string(), |q| format!("qemu-{q}"));
+                    println!("{:32} {how} (C library and preload)", c.triple);
+                }
                 return Ok(None);
             }
             "-h" | "--help" => {
@@ -97,18 +113,29 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
             other => return Err(format!("unknown argument {other}\n{USAGE}")),
         }
     }
-    if opts.targets.is_empty() {
+    if opts.targets.is_empty() && opts.c_targets.is_empty() {
         opts.targets = targets::ALL.to_vec();
+        opts.c_targets = cross_c::ALL.to_vec();
     }
     Ok(Some(opts))
 }
 
 /// Installs what the chosen targets lack; returns the errors by cause, for the reasons.
-fn install_missing(chosen: &[Target], log: &Path) -> (Option<String>, Option<String>) {
-    let linking = toolchain::missing_packages(chosen);
+fn install_missing(
+    chosen: &[Target],
+    c_targets: &[CTarget],
+    log: &Path,
+) -> (Option<String>, Option<String>) {
+    let mut linking = toolchain::missing_packages(chosen);
+    for p in c_targets.iter().flat_map(CTarget::packages) {
+        if !linking.iter().any(|l| l == p) && !apt::is_installed(p) {
+            linking.push(p.to_string());
+        }
+    }
     let need_qemu = chosen
         .iter()
         .filter_map(|t| t.qemu)
+        .chain(c_targets.iter().filter_map(CTarget::qemu))
         .any(|arch| qemu::find(arch).is_err());
     if linking.is_empty() && !need_qemu {
         return (None, None);
@@ -136,6 +163,16 @@ fn install_missing(chosen: &[Target], log: &Path) -> (Option<String>, Option<Str
         qemu_err = apt::install(&[qemu_pkg], log).err();
     }
     (linking_err, qemu_err)
+}
+
+/// One `cargo test` run to make: the core on a target, or the C crates on a C target.
+struct Job {
+    packages: &'static [&'static str],
+    target: Target,
+    emulator: Option<qemu::Emulator>,
+    flags: Vec<String>,
+    env: Vec<(String, String)>,
+    passes: Vec<Vec<String>>,
 }
 
 /// What a runnable target needs: its emulator (if any) and extra flags.
@@ -213,34 +250,67 @@ pub fn main(args: &[String]) -> ExitCode {
         return ExitCode::from(2);
     }
     let errors = if opts.install {
-        install_missing(&opts.targets, &logs.join("apt.log"))
+        install_missing(&opts.targets, &opts.c_targets, &logs.join("apt.log"))
     } else {
         (None, None)
     };
 
+    let mut jobs: Vec<(String, Result<Job, String>)> = Vec::new();
+    for t in &opts.targets {
+        let job = prepare(t, opts.install, &errors, &logs).map(|p| Job {
+            packages: &["vdsotime"],
+            target: *t,
+            emulator: p.emulator,
+            flags: p.flags,
+            env: Vec::new(),
+            passes: passes(&opts.cargo_args, &opts.skip),
+        });
+        jobs.push((t.triple.to_string(), job));
+    }
+    for c in &opts.c_targets {
+        let job = cross_c::prepare(c, opts.install, &logs).map(|p| {
+            let mut skip = opts.skip.clone();
+            for (name, why) in &p.skips {
+                println!("cross C {}: SKIP {name}: {why}", c.triple);
+                skip.push(name.to_string());
+            }
+            Job {
+                packages: &["vdsotime-c", "vdsotime-preload"],
+                target: c.target(),
+                emulator: p.emulator,
+                flags: p.flags,
+                env: p.env,
+                passes: passes(&["--no-fail-fast".to_string()], &skip),
+            }
+        });
+        jobs.push((format!("C {}", c.triple), job));
+    }
+
     let (mut pass, mut fail, mut unavailable) = (0, 0, 0);
     let mut total = runner::Counts::default();
-    for t in &opts.targets {
-        let Prepared { emulator, flags } = match prepare(t, opts.install, &errors, &logs) {
-            Ok(prepared) => prepared,
+    for (label, job) in jobs {
+        let job = match job {
+            Ok(job) => job,
             Err(why) => {
                 unavailable += 1;
-                println!("cross {}: UNAVAILABLE: {why}", t.triple);
+                println!("cross {label}: UNAVAILABLE: {why}");
                 continue;
             }
         };
-        let how = emulator.as_ref().map_or("native".to_string(), |e| {
+        let how = job.emulator.as_ref().map_or("native".to_string(), |e| {
             format!("{} {}", e.command, e.version)
         });
-        println!("cross {}: running ({how})...", t.triple);
-        let log = logs.join(format!("{}.log", t.triple));
+        println!("cross {label}: running ({how})...");
+        let log = logs.join(format!("{}.log", label.replace(' ', "-")));
         let outcome = runner::run(&runner::Run {
             root: &root,
-            target: *t,
-            emulator: emulator.as_ref(),
-            flags,
+            packages: job.packages,
+            target: job.target,
+            emulator: job.emulator.as_ref(),
+            flags: job.flags,
             dump_dir: opts.dump_dir.as_deref(),
-            passes: passes(&opts.cargo_args, &opts.skip),
+            env: job.env,
+            passes: job.passes,
             log: log.clone(),
             timeout: opts.timeout,
         });
@@ -258,11 +328,11 @@ pub fn main(args: &[String]) -> ExitCode {
         match outcome.failure {
             None => {
                 pass += 1;
-                println!("cross {}: PASS ({stats})", t.triple);
+                println!("cross {label}: PASS ({stats})");
             }
             Some(why) => {
                 fail += 1;
-                println!("cross {}: FAIL: {why} ({stats})", t.triple);
+                println!("cross {label}: FAIL: {why} ({stats})");
                 println!("---- last lines of {} ----", log.display());
                 for line in runner::tail(&log, 60) {
                     println!("  | {line}");
@@ -271,8 +341,8 @@ pub fn main(args: &[String]) -> ExitCode {
         }
     }
     println!(
-        "cross summary: {} targets: {pass} PASS, {fail} FAIL, {unavailable} UNAVAILABLE (logs in {})",
-        opts.targets.len(),
+        "cross summary: {} runs: {pass} PASS, {fail} FAIL, {unavailable} UNAVAILABLE (logs in {})",
+        opts.targets.len() + opts.c_targets.len(),
         logs.display()
     );
     println!(

@@ -5,6 +5,8 @@
 mod apt;
 mod binfmt;
 mod cross;
+mod cross_c;
+mod debs;
 mod kernels;
 mod qemu;
 mod runner;

@@ -16,11 +16,15 @@ use crate::targets::Target;
 #[derive(Debug)]
 pub struct Run<'a> {
     pub root: &'a Path,
+    /// The packages to test (`-p` each).
+    pub packages: &'a [&'a str],
     pub target: Target,
     pub emulator: Option<&'a Emulator>,
     /// Extra rustc and rustdoc flags for this target (static linking).
     pub flags: Vec<String>,
     pub dump_dir: Option<&'a Path>,
+    /// More environment, set last (it may override the target's linker).
+    pub env: Vec<(String, String)>,
     /// One `cargo test` invocation per entry: the arguments after `--target T`.
     pub passes: Vec<Vec<String>>,
     pub log: PathBuf,
@@ -87,12 +91,14 @@ pub fn target_env(cmd: &mut Command, target: &Target, flags: &[String], optimize
     }
 }
 
-/// Builds `cargo test -p vdsotime --target T <args>` with this target's linker and runner.
+/// Builds `cargo test -p <package>... --target T <args>` with this target's linker and runner.
 fn command(run: &Run, args: &[String]) -> Command {
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(run.root)
-        .args(["test", "-p", "vdsotime", "--target", run.target.triple])
+        .arg("test")
+        .args(run.packages.iter().flat_map(|p| ["-p", p]))
+        .args(["--target", run.target.triple])
         .args(args)
         .env("CARGO_TERM_COLOR", "never")
         .stdin(Stdio::null());
@@ -111,6 +117,7 @@ fn command(run: &Run, args: &[String]) -> Command {
     if let Some(dir) = run.dump_dir {
         cmd.env("VDSOTIME_DUMP_DIR", dir);
     }
+    cmd.envs(run.env.iter().map(|(k, v)| (k, v)));
     // A new process group, so a timeout can end cargo and the tests it started together.
     cmd.process_group(0);
     cmd
@@ -151,7 +158,8 @@ fn execute(run: &Run, args: &[String]) -> Result<(), String> {
         .map_err(|e| format!("{}: {e}", run.log.display()))?;
     let _ = writeln!(
         log,
-        "=== cargo test -p vdsotime --target {} {}",
+        "=== cargo test -p {} --target {} {}",
+        run.packages.join(" -p "),
         run.target.triple,
         args.join(" ")
     );

@@ -55,13 +55,23 @@ fn gcc_ld_dir() -> Result<PathBuf, String> {
     }
 }
 
-/// True when the Rust standard library for `triple` is in the active toolchain's sysroot.
-fn has_std(triple: &str) -> bool {
+/// The active toolchain's library directory for `triple` (`.../lib/rustlib/<triple>/lib`).
+pub fn rust_sysroot_lib(triple: &str) -> Result<PathBuf, String> {
     let sysroot = rustc(&["--print", "sysroot"]);
-    let lib = Path::new(&sysroot)
+    if sysroot.is_empty() {
+        return Err("rustc --print sysroot printed nothing".to_string());
+    }
+    Ok(Path::new(&sysroot)
         .join("lib/rustlib")
         .join(triple)
-        .join("lib");
+        .join("lib"))
+}
+
+/// True when the Rust standard library for `triple` is in the active toolchain's sysroot.
+fn has_std(triple: &str) -> bool {
+    let Ok(lib) = rust_sysroot_lib(triple) else {
+        return false;
+    };
     fs::read_dir(lib).is_ok_and(|entries| {
         entries
             .flatten()
@@ -70,7 +80,7 @@ fn has_std(triple: &str) -> bool {
 }
 
 /// Makes the target's std available (rustup target add); the error is the UNAVAILABLE reason.
-fn ensure_std(t: &Target, install: bool, log: &Path) -> Result<(), String> {
+pub fn ensure_std(t: &Target, install: bool, log: &Path) -> Result<(), String> {
     if has_std(t.triple) {
         return Ok(());
     }

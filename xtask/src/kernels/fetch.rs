@@ -1,17 +1,16 @@
-//! Fetching each machine's Debian kernel: through a private apt state directory (its own
-//! sources, lists and cache, with the foreign architectures), whose entries reuse the mirror
-//! URIs and key of the machine's own apt sources, so no host name is written anywhere and
-//! the machine's apt configuration is left alone.
+//! Fetching each machine's Debian kernel, through the private apt of [`crate::debs`] (the
+//! machine's own apt setup is left alone, and no host name is written anywhere).
 //!
 //! Only the kernel image is kept (`<cache>/<machine>/kernel`, with `release` and `package`
 //! beside it); once every chosen machine has one, nothing is fetched at all.
 
-use std::fs::{self, File};
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::machines::{Machine, Suite};
 use crate::apt;
+use crate::debs::PrivateApt;
 
 /// A kernel ready to boot.
 #[derive(Debug, Clone)]
@@ -49,123 +48,6 @@ fn suite_name(suite: Suite, codename: &str) -> String {
     }
 }
 
-/// The private apt: `apt-get`/`apt-cache` with every state and source path under `dir`.
-struct PrivateApt {
-    dir: PathBuf,
-    log: PathBuf,
-    arches: String,
-}
-
-impl PrivateApt {
-    /// Writes the sources: one line per suite, limited to the architectures it must serve.
-    fn create(
-        dir: &Path,
-        machines: &[Machine],
-        codename: &str,
-        log: &Path,
-    ) -> Result<Self, String> {
-        let (uris, key) = apt::release_source(codename)?;
-        let mut lines = String::new();
-        let mut suites: Vec<(String, Vec<&str>)> = Vec::new();
-        for m in machines {
-            let name = suite_name(m.suite, codename);
-            match suites.iter_mut().find(|(s, _)| *s == name) {
-                Some((_, arches)) if !arches.contains(&m.deb_arch) => arches.push(m.deb_arch),
-                Some(_) => {}
-                None => suites.push((name, vec![m.deb_arch])),
-            }
-        }
-        let mut all_arches = vec!["amd64"];
-        for (suite, arches) in &suites {
-            let mut options = format!("arch={}", arches.join(","));
-            if let Some(key) = &key {
-                options.push_str(&format!(" signed-by={key}"));
-            }
-            for uri in &uris {
-                lines.push_str(&format!("deb [{options}] {uri} {suite} main\n"));
-            }
-            all_arches.extend(
-                arches
-                    .iter()
-                    .filter(|a| !all_arches.contains(a))
-                    .collect::<Vec<_>>(),
-            );
-        }
-        for sub in ["state/lists/partial", "cache/archives/partial", "empty"] {
-            fs::create_dir_all(dir.join(sub)).map_err(|e| format!("{}: {e}", dir.display()))?;
-        }
-        let write = |name: &str, text: &str| {
-            fs::write(dir.join(name), text).map_err(|e| format!("{}/{name}: {e}", dir.display()))
-        };
-        write("sources.list", &lines)?;
-        write("state/status", "")?;
-        Ok(Self {
-            dir: dir.to_path_buf(),
-            log: log.to_path_buf(),
-            arches: all_arches.join(","),
-        })
-    }
-
-    fn command(&self, program: &str) -> Command {
-        let d = self.dir.display();
-        let mut cmd = Command::new(program);
-        for option in [
-            format!("Dir::State={d}/state"),
-            format!("Dir::State::status={d}/state/status"),
-            format!("Dir::Cache={d}/cache"),
-            format!("Dir::Etc::sourcelist={d}/sources.list"),
-            format!("Dir::Etc::sourceparts={d}/empty"),
-            format!("Dir::Etc::parts={d}/empty"),
-            format!("Dir::Etc::preferencesparts={d}/empty"),
-            format!("APT::Architectures={}", self.arches),
-            "Acquire::Languages=none".to_string(),
-            "APT::Sandbox::User=root".to_string(),
-        ] {
-            cmd.arg("-o").arg(option);
-        }
-        cmd.stdin(Stdio::null());
-        cmd
-    }
-
-    /// Runs `cmd` with its output appended to the log; the error names the log.
-    fn logged(&self, mut cmd: Command, what: &str) -> Result<(), String> {
-        let log = File::options()
-            .create(true)
-            .append(true)
-            .open(&self.log)
-            .map_err(|e| format!("{}: {e}", self.log.display()))?;
-        let err = log.try_clone().map_err(|e| e.to_string())?;
-        let status = cmd
-            .stdout(log)
-            .stderr(err)
-            .status()
-            .map_err(|e| format!("{what}: {e}"))?;
-        if status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "{what} failed ({status}), see {}",
-                self.log.display()
-            ))
-        }
-    }
-
-    /// The kernel image package `meta` (`linux-image-arm64:arm64/bookworm`) depends on.
-    fn image_package(&self, meta: &str) -> Result<String, String> {
-        let out = self
-            .command("apt-cache")
-            .args(["depends", "--no-recommends", "--no-suggests", meta])
-            .output()
-            .map_err(|e| format!("apt-cache: {e}"))?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        text.lines()
-            .filter_map(|l| l.trim().strip_prefix("Depends: "))
-            .find(|p| p.starts_with("linux-image-"))
-            .map(str::to_string)
-            .ok_or_else(|| format!("no kernel image package found for {meta}"))
-    }
-}
-
 /// The kernel of every machine in `machines`, from the cache or fetched into it; a
 /// machine's error is the reason it is UNAVAILABLE.
 pub fn kernels(cache: &Path, machines: &[Machine], log: &Path) -> Vec<Result<Kernel, String>> {
@@ -183,20 +65,18 @@ pub fn kernels(cache: &Path, machines: &[Machine], log: &Path) -> Vec<Result<Ker
     let setup = apt::codename()
         .ok_or_else(|| "no VERSION_CODENAME in /etc/os-release".to_string())
         .and_then(|codename| {
-            let apt = PrivateApt::create(&cache.join("apt"), &missing, &codename, log)?;
-            println!("kernels: apt-get update (private lists: {})", apt.arches);
-            // A mirror in mid-sync can fail one index; what matters is whether the
-            // packages can be found, which each machine finds out below.
-            if let Err(e) = apt.logged(
-                {
-                    let mut c = apt.command("apt-get");
-                    c.args(["-q", "update"]);
-                    c
-                },
-                "apt-get update",
-            ) {
-                println!("kernels: {e} (continuing with the indexes that arrived)");
+            let mut suites: Vec<(String, Vec<&str>)> = Vec::new();
+            for m in &missing {
+                let name = suite_name(m.suite, &codename);
+                match suites.iter_mut().find(|(s, _)| *s == name) {
+                    Some((_, arches)) if !arches.contains(&m.deb_arch) => arches.push(m.deb_arch),
+                    Some(_) => {}
+                    None => suites.push((name, vec![m.deb_arch])),
+                }
             }
+            let apt = PrivateApt::create(&cache.join("apt"), &suites, &codename, log)?;
+            println!("kernels: apt-get update (private lists: {})", apt.arches);
+            apt.update();
             Ok((apt, codename))
         });
     machines
@@ -215,14 +95,10 @@ pub fn kernels(cache: &Path, machines: &[Machine], log: &Path) -> Vec<Result<Ker
 fn fetch(apt: &PrivateApt, dir: &Path, m: &Machine, codename: &str) -> Result<Kernel, String> {
     let suite = suite_name(m.suite, codename);
     let meta = format!("{}:{}/{suite}", m.kernel_package, m.deb_arch);
-    let package = apt.image_package(&meta)?;
+    let package = apt.dependency(&meta, "linux-image-")?;
     let _ = fs::remove_dir_all(dir);
-    fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     println!("kernels: {}: apt-get download {package} ({suite})", m.name);
-    let mut download = apt.command("apt-get");
-    download.current_dir(dir).args(["-q", "download", &package]);
-    apt.logged(download, &format!("apt-get download {package}"))?;
-    let deb = only_file(dir, ".deb")?;
+    let deb = apt.download(&package, dir)?;
     extract_kernel(&deb, dir)?;
     let deb_name = deb.file_name().map(|n| n.to_string_lossy().into_owned());
     let _ = fs::remove_file(&deb);
