@@ -1,145 +1,23 @@
-//! The parser on real vDSO images from every architecture (`tests/fixtures/*.so`, dumped by
-//! `cargo xtask cross --dump`), and on variants of them that other kernels, toolchains and
+//! The parser on real vDSO images from every architecture: QEMU user mode's
+//! (`tests/fixtures/*.so`, dumped by `cargo xtask cross --dump`) and real Debian kernels'
+//! (`tests/fixtures/kernels/`, dumped inside qemu-system by `cargo xtask kernels --dump`,
+//! listed in `fixture_data`), and on variants of them that other kernels, toolchains and
 //! emulators produce: GNU hash only, 64-bit `DT_HASH` (s390x), `STT_NOTYPE` symbols (ppc64),
 //! zeroed time32 names (arm 5.5–5.7), no symbol versions, a foreign `e_machine`.
 //!
 //! These run on every target too, so a big-endian host parses little-endian images and
 //! back.
 
+mod fixture_data;
 mod fixture_patch;
 
+use fixture_data::Fixture;
 use fixture_patch::*;
 use std::collections::BTreeSet;
-use vdsotime::{arch, ArchTable, ElfClass, ElfError, Endian, Vdso};
-
-/// One dumped image and what it must contain.
-struct Fixture {
-    file: &'static str,
-    machine: u16,
-    class: ElfClass,
-    endian: Endian,
-    table: &'static ArchTable,
-    /// Every exported function symbol, with its version.
-    symbols: &'static [(&'static str, &'static str)],
-}
-
-const FIXTURES: &[Fixture] = &[
-    Fixture {
-        file: "x86_64.so",
-        machine: 62,
-        class: ElfClass::Elf64,
-        endian: Endian::Little,
-        table: &arch::X86_64,
-        symbols: &[
-            ("__vdso_clock_gettime", "LINUX_2.6"),
-            ("__vdso_clock_getres", "LINUX_2.6"),
-            ("__vdso_gettimeofday", "LINUX_2.6"),
-            ("__vdso_time", "LINUX_2.6"),
-            ("__vdso_getcpu", "LINUX_2.6"),
-            ("__vdso_getrandom", "LINUX_2.6"),
-            ("clock_gettime", "LINUX_2.6"),
-            ("clock_getres", "LINUX_2.6"),
-            ("gettimeofday", "LINUX_2.6"),
-            ("time", "LINUX_2.6"),
-            ("getcpu", "LINUX_2.6"),
-            ("getrandom", "LINUX_2.6"),
-        ],
-    },
-    Fixture {
-        file: "i686.so",
-        machine: 3,
-        class: ElfClass::Elf32,
-        endian: Endian::Little,
-        table: &arch::I686,
-        symbols: &[
-            ("__vdso_clock_gettime", "LINUX_2.6"),
-            ("__vdso_clock_gettime64", "LINUX_2.6"),
-            ("__vdso_clock_getres", "LINUX_2.6"),
-            ("__vdso_gettimeofday", "LINUX_2.6"),
-            ("__vdso_time", "LINUX_2.6"),
-            ("__vdso_getcpu", "LINUX_2.6"),
-            ("__kernel_vsyscall", "LINUX_2.5"),
-            ("__kernel_sigreturn", "LINUX_2.5"),
-            ("__kernel_rt_sigreturn", "LINUX_2.5"),
-        ],
-    },
-    Fixture {
-        file: "aarch64.so",
-        machine: 183,
-        class: ElfClass::Elf64,
-        endian: Endian::Little,
-        table: &arch::AARCH64,
-        symbols: &[
-            ("__kernel_clock_gettime", "LINUX_2.6.39"),
-            ("__kernel_clock_getres", "LINUX_2.6.39"),
-            ("__kernel_gettimeofday", "LINUX_2.6.39"),
-            ("__kernel_rt_sigreturn", "LINUX_2.6.39"),
-        ],
-    },
-    Fixture {
-        file: "arm.so",
-        machine: 40,
-        class: ElfClass::Elf32,
-        endian: Endian::Little,
-        table: &arch::ARM,
-        symbols: &[
-            ("__vdso_clock_gettime", "LINUX_2.6"),
-            ("__vdso_clock_gettime64", "LINUX_2.6"),
-            ("__vdso_clock_getres", "LINUX_2.6"),
-            ("__vdso_gettimeofday", "LINUX_2.6"),
-        ],
-    },
-    Fixture {
-        file: "riscv64.so",
-        machine: 243,
-        class: ElfClass::Elf64,
-        endian: Endian::Little,
-        table: &arch::RISCV64,
-        symbols: &[
-            ("__vdso_clock_gettime", "LINUX_4.15"),
-            ("__vdso_clock_getres", "LINUX_4.15"),
-            ("__vdso_gettimeofday", "LINUX_4.15"),
-            ("__vdso_getcpu", "LINUX_4.15"),
-            ("__vdso_flush_icache", "LINUX_4.15"),
-            ("__vdso_rt_sigreturn", "LINUX_4.15"),
-        ],
-    },
-    Fixture {
-        file: "s390x.so",
-        machine: 22,
-        class: ElfClass::Elf64,
-        endian: Endian::Big,
-        table: &arch::S390X,
-        symbols: &[
-            ("__kernel_clock_gettime", "LINUX_2.6.29"),
-            ("__kernel_clock_getres", "LINUX_2.6.29"),
-            ("__kernel_gettimeofday", "LINUX_2.6.29"),
-            ("__kernel_getcpu", "LINUX_2.6.29"),
-            ("__kernel_sigreturn", "LINUX_2.6.29"),
-            ("__kernel_rt_sigreturn", "LINUX_2.6.29"),
-        ],
-    },
-    Fixture {
-        file: "powerpc64le.so",
-        machine: 21,
-        class: ElfClass::Elf64,
-        endian: Endian::Little,
-        table: &arch::POWERPC64,
-        symbols: &[
-            ("__kernel_clock_gettime", "LINUX_2.6.15"),
-            ("__kernel_clock_getres", "LINUX_2.6.15"),
-            ("__kernel_gettimeofday", "LINUX_2.6.15"),
-            ("__kernel_time", "LINUX_2.6.15"),
-            ("__kernel_getcpu", "LINUX_2.6.15"),
-            ("__kernel_sync_dicache", "LINUX_2.6.15"),
-            ("__kernel_sigtramp_rt64", "LINUX_2.6.15"),
-        ],
-    },
-];
+use vdsotime::{arch, ElfError, Vdso};
 
 fn fixture(file: &str) -> &'static Fixture {
-    FIXTURES
-        .iter()
+    fixture_data::all()
         .find(|f| f.file == file)
         .expect("known fixture")
 }
@@ -186,7 +64,7 @@ fn assert_lookups(f: &Fixture, v: &Vdso, what: &str) {
 
 #[test]
 fn every_fixture_parses_to_its_exact_symbols() {
-    for f in FIXTURES {
+    for f in fixture_data::all() {
         let bytes = load(f.file);
         let v = Vdso::parse(&bytes).unwrap_or_else(|e| panic!("{}: {e}", f.file));
         assert_eq!(
@@ -196,8 +74,9 @@ fn every_fixture_parses_to_its_exact_symbols() {
             f.file
         );
         assert_eq!(v.arch(), Some(f.table), "{}", f.file);
-        assert!(
-            v.has_gnu_hash() && v.has_sysv_hash() && v.has_versions(),
+        assert_eq!(
+            (v.has_gnu_hash(), v.has_sysv_hash(), v.has_versions()),
+            (f.hashes.0, f.hashes.1, true),
             "{}",
             f.file
         );
@@ -247,7 +126,7 @@ fn getrandom_is_found_where_the_image_exports_it() {
 /// at its table's version.
 #[test]
 fn every_fixture_has_its_tables_clock_symbols() {
-    for f in FIXTURES {
+    for f in fixture_data::all() {
         let bytes = load(f.file);
         let v = Vdso::parse(&bytes).expect("parses");
         let t = f.table;
@@ -274,8 +153,14 @@ fn every_fixture_has_its_tables_clock_symbols() {
 /// Each hash table alone finds every symbol; with neither, the image is refused.
 #[test]
 fn either_hash_table_alone_finds_every_symbol() {
-    for f in FIXTURES {
-        for (removed, gnu_left) in [(DT_HASH, true), (DT_GNU_HASH, false)] {
+    for f in fixture_data::all() {
+        // Only an image with both tables can lose one and keep the other.
+        let removable = if f.hashes == (true, true) {
+            &[(DT_HASH, true), (DT_GNU_HASH, false)][..]
+        } else {
+            &[]
+        };
+        for &(removed, gnu_left) in removable {
             let mut elf = Elf::new(&load(f.file));
             elf.remove_dynamic(removed);
             let v = Vdso::parse(&elf.bytes).unwrap_or_else(|e| panic!("{}: {e}", f.file));
@@ -297,8 +182,11 @@ fn either_hash_table_alone_finds_every_symbol() {
             );
         }
         let mut elf = Elf::new(&load(f.file));
-        elf.remove_dynamic(DT_HASH);
-        elf.remove_dynamic(DT_GNU_HASH);
+        for (tag, present) in [(DT_GNU_HASH, f.hashes.0), (DT_HASH, f.hashes.1)] {
+            if present {
+                elf.remove_dynamic(tag);
+            }
+        }
         assert_eq!(
             Vdso::parse(&elf.bytes).err(),
             Some(ElfError::NoHashTable),
@@ -410,7 +298,7 @@ fn arm_image_with_zeroed_time32_names() {
 /// DT_VERSYM: a lookup that names a version still finds the unversioned symbols.
 #[test]
 fn images_without_versions_still_resolve() {
-    for f in FIXTURES {
+    for f in fixture_data::all() {
         for tags in [&[DT_VERDEF, DT_VERDEFNUM][..], &[DT_VERSYM][..]] {
             let mut elf = Elf::new(&load(f.file));
             for &tag in tags {
@@ -434,18 +322,27 @@ fn images_without_versions_still_resolve() {
     }
 }
 
-/// Which fixture this process's own architecture would have produced.
-fn native_fixture() -> &'static str {
+/// The architecture this process's own images are named after (`<arch>.so`, and
+/// `kernels/<arch>-linux-<release>.so`).
+fn native_arch() -> &'static str {
     match std::env::consts::ARCH {
-        "x86" => "i686.so",
-        "x86_64" => "x86_64.so",
-        "aarch64" => "aarch64.so",
-        "arm" => "arm.so",
-        "riscv64" => "riscv64.so",
-        "s390x" => "s390x.so",
-        "powerpc64" if cfg!(target_endian = "little") => "powerpc64le.so",
+        "x86" => "i686",
+        "x86_64" => "x86_64",
+        "aarch64" => "aarch64",
+        "arm" => "arm",
+        "riscv64" => "riscv64",
+        "s390x" => "s390x",
+        "powerpc64" if cfg!(target_endian = "little") => "powerpc64le",
         _ => "",
     }
+}
+
+/// Whether `f` is an image of this process's own architecture.
+fn is_native(f: &Fixture) -> bool {
+    let name = f.file.trim_start_matches("kernels/");
+    let arch = native_arch();
+    !arch.is_empty()
+        && (name == format!("{arch}.so") || name.starts_with(&format!("{arch}-linux-")))
 }
 
 /// A foreign `e_machine` parses (the parser is for any image) but matches no table, and
@@ -453,12 +350,12 @@ fn native_fixture() -> &'static str {
 /// table and is refused too. Only the image of this process's own arch is accepted.
 #[test]
 fn foreign_machines_parse_but_are_not_native() {
-    for f in FIXTURES {
+    for f in fixture_data::all() {
         let mut elf = Elf::new(&load(f.file));
         // SAFETY: the copy is page-aligned, at least 4 KiB long and leaked, so it stays
         // mapped and unchanged for the life of the process.
         let own = unsafe { Vdso::from_address(leak_page_aligned(&elf.bytes)) };
-        if f.file == native_fixture() {
+        if is_native(f) {
             let v = own.expect("the native fixture is accepted");
             assert!(v.is_native());
             assert_eq!(v.arch(), Some(arch::NATIVE));

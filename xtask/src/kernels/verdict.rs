@@ -293,7 +293,10 @@ fn dump(ctx: &Context, m: &Machine, release: &str, console: &report::Console, ou
     };
     let kept = ctx.work.join(m.name).join(&name);
     let _ = fs::write(&kept, bytes);
-    let fixture = ctx.root.join("crates/vdsotime/tests/fixtures").join(&name);
+    let fixture = ctx
+        .root
+        .join("crates/vdsotime/tests/fixtures/kernels")
+        .join(&name);
     let same = fs::read(&fixture).is_ok_and(|f| &f == bytes);
     let note = if same {
         "identical to the fixture"

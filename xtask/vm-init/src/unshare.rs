@@ -5,7 +5,7 @@
 //! unshare(CLONE_NEWTIME) gives this process's future children a new time namespace, whose
 //! offsets are written to /proc/self/timens_offsets before the first child enters it.
 
-use std::process::Command;
+use std::ffi::CString;
 
 /// Runs the command; returns the exit code to leave with.
 pub fn main(args: &[String]) -> i32 {
@@ -54,9 +54,41 @@ fn run(args: &[String]) -> Result<i32, String> {
         std::fs::write("/proc/self/timens_offsets", &offsets)
             .map_err(|e| format!("/proc/self/timens_offsets: {e}"))?;
     }
-    let status = Command::new(program)
-        .args(it)
-        .status()
-        .map_err(|e| format!("{program}: {e}"))?;
-    Ok(status.code().unwrap_or(1))
+    run_forked(program, it.as_slice())
+}
+
+/// fork() and exec, then wait: the child must not share this process's memory, as std's
+/// spawn (vfork-like, CLONE_VM) would, because the kernel refuses a CLONE_VM child in a
+/// time namespace other than its parent's (EINVAL).
+fn run_forked(program: &str, args: &[String]) -> Result<i32, String> {
+    let c = |s: &str| CString::new(s).map_err(|e| e.to_string());
+    let mut owned = vec![c(program)?];
+    for a in args {
+        owned.push(c(a)?);
+    }
+    let mut argv: Vec<*const libc::c_char> = owned.iter().map(|a| a.as_ptr()).collect();
+    argv.push(std::ptr::null());
+    // SAFETY: this applet is single-threaded; the child only calls execvp and _exit, which
+    // are async-signal-safe, with pointers into `owned`, alive in both processes.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(format!("fork: {}", std::io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        // SAFETY: argv is a NULL-terminated array of NUL-terminated strings (see above).
+        unsafe {
+            libc::execvp(argv[0], argv.as_ptr());
+            libc::_exit(127);
+        }
+    }
+    let mut status = 0;
+    // SAFETY: waitpid writes only through the valid `status` pointer.
+    if unsafe { libc::waitpid(pid, &mut status, 0) } != pid {
+        return Err(format!("waitpid: {}", std::io::Error::last_os_error()));
+    }
+    Ok(if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        128 + libc::WTERMSIG(status)
+    })
 }
