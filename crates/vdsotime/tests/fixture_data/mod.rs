@@ -209,6 +209,43 @@ pub const KERNELS: &[Fixture] = &[
             ("__kernel_sigtramp_rt64", "LINUX_2.6.15"),
         ],
     },
+    Fixture {
+        // s390x: its DT_HASH has 64-bit words, beside a GNU hash with 32-bit ones.
+        file: "kernels/s390x-linux-6.1.0-50-s390x.so",
+        machine: 22,
+        class: ElfClass::Elf64,
+        endian: Endian::Big,
+        table: &arch::S390X,
+        hashes: (true, true),
+        symbols: &[
+            ("__kernel_clock_gettime", "LINUX_2.6.29"),
+            ("__kernel_clock_getres", "LINUX_2.6.29"),
+            ("__kernel_gettimeofday", "LINUX_2.6.29"),
+            ("__kernel_getcpu", "LINUX_2.6.29"),
+            ("__kernel_sigreturn", "LINUX_2.6.29"),
+            ("__kernel_rt_sigreturn", "LINUX_2.6.29"),
+            ("__kernel_restart_syscall", "LINUX_2.6.29"),
+        ],
+    },
+    Fixture {
+        // A 32-bit x86 kernel (not the compat vDSO of an x86-64 one): no `__vdso_getcpu`.
+        file: "kernels/i686-linux-6.1.0-50-686.so",
+        machine: 3,
+        class: ElfClass::Elf32,
+        endian: Endian::Little,
+        table: &arch::I686,
+        hashes: (true, true),
+        symbols: &[
+            ("__vdso_clock_gettime", "LINUX_2.6"),
+            ("__vdso_clock_gettime64", "LINUX_2.6"),
+            ("__vdso_clock_getres", "LINUX_2.6"),
+            ("__vdso_gettimeofday", "LINUX_2.6"),
+            ("__vdso_time", "LINUX_2.6"),
+            ("__kernel_vsyscall", "LINUX_2.5"),
+            ("__kernel_sigreturn", "LINUX_2.5"),
+            ("__kernel_rt_sigreturn", "LINUX_2.5"),
+        ],
+    },
 ];
 
 /// Every fixture, QEMU's and the kernels'.
