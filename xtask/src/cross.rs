@@ -274,12 +274,17 @@ pub fn main(args: &[String]) -> ExitCode {
                 println!("cross C {}: SKIP {name}: {why}", c.triple);
                 skip.push(name.to_string());
             }
+            // A target directory of their own: their dynamic-linking flags would otherwise
+            // make cargo rebuild the core's static builds in place, and back.
+            let mut env = p.env;
+            let dir = logs.join("c-target");
+            env.push(("CARGO_TARGET_DIR".to_string(), dir.display().to_string()));
             Job {
                 packages: &["vdsotime-c", "vdsotime-preload"],
                 target: c.target(),
                 emulator: p.emulator,
                 flags: p.flags,
-                env: p.env,
+                env,
                 passes: passes(&["--no-fail-fast".to_string()], &skip),
             }
         });

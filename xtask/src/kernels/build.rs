@@ -102,8 +102,9 @@ fn cargo(
         .env("CARGO_TERM_COLOR", "never")
         .stdin(Stdio::null())
         .stderr(err);
-    // Optimized as for QEMU user mode: TCG runs unoptimized code as slowly.
-    runner::target_env(&mut cmd, target, flags, true);
+    // The environment of `cargo xtask cross`, so the test binaries it built are reused
+    // (optimized where QEMU runs them).
+    runner::target_env(&mut cmd, target, flags, target.qemu.is_some());
     let out = cmd.output().map_err(|e| format!("cargo: {e}"))?;
     if !out.status.success() {
         return Err(format!(

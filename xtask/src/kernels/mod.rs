@@ -38,6 +38,7 @@ options:
   --no-install     install nothing; what is missing makes its machine UNAVAILABLE
   --dump DIR       write each machine's vDSO image to DIR/<arch>-linux-<release>.so
   --require-all    exit non-zero when a machine is UNAVAILABLE, not only on FAIL
+  --optional NAME  with --require-all, accept that machine being UNAVAILABLE (repeatable)
   --skip NAME      skip tests matching NAME inside the machines (repeatable)
   --timeout SECS   limit for each test binary inside a machine (default 300)
   --jobs N         machines booted at once (default 1)
@@ -50,6 +51,8 @@ struct Options {
     install: bool,
     dump_dir: Option<PathBuf>,
     require_all: bool,
+    /// Machines whose UNAVAILABLE `--require-all` accepts.
+    optional: Vec<String>,
     skip: Vec<String>,
     per_binary: Duration,
     jobs: usize,
@@ -61,6 +64,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         install: true,
         dump_dir: None,
         require_all: false,
+        optional: Vec::new(),
         skip: Vec::new(),
         per_binary: Duration::from_secs(300),
         jobs: 1,
@@ -84,6 +88,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 o.dump_dir = Some(dir);
             }
             "--require-all" => o.require_all = true,
+            "--optional" => o.optional.push(value("--optional")?),
             "--skip" => o.skip.push(value("--skip")?),
             "--timeout" | "--jobs" => {
                 let v = value(arg)?;
@@ -214,12 +219,17 @@ pub fn main(args: &[String]) -> ExitCode {
         verdict::prepare_all(&ctx, &opts.machines, kernels)
     });
     let outcomes = step("boot", || verdict::boot_all(&ctx, prepared, opts.jobs));
-    let (mut pass, mut fail, mut unavailable) = (0, 0, 0);
-    for o in &outcomes {
+    let (mut pass, mut fail, mut unavailable, mut required_missing) = (0, 0, 0, 0);
+    for (m, o) in opts.machines.iter().zip(&outcomes) {
         match o {
             verdict::Outcome::Pass => pass += 1,
             verdict::Outcome::Fail => fail += 1,
-            verdict::Outcome::Unavailable => unavailable += 1,
+            verdict::Outcome::Unavailable => {
+                unavailable += 1;
+                if !opts.optional.iter().any(|n| n == m.name) {
+                    required_missing += 1;
+                }
+            }
         }
     }
     println!(
@@ -228,7 +238,7 @@ pub fn main(args: &[String]) -> ExitCode {
         started.elapsed().as_secs(),
         work.display()
     );
-    if fail > 0 || (opts.require_all && unavailable > 0) {
+    if fail > 0 || (opts.require_all && required_missing > 0) {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

@@ -246,6 +246,24 @@ pub const KERNELS: &[Fixture] = &[
             ("__kernel_rt_sigreturn", "LINUX_2.5"),
         ],
     },
+    Fixture {
+        // Debian trixie: `__vdso_riscv_hwprobe` besides the time functions.
+        file: "kernels/riscv64-linux-6.12.117+deb13-riscv64.so",
+        machine: 243,
+        class: ElfClass::Elf64,
+        endian: Endian::Little,
+        table: &arch::RISCV64,
+        hashes: (true, true),
+        symbols: &[
+            ("__vdso_clock_gettime", "LINUX_4.15"),
+            ("__vdso_clock_getres", "LINUX_4.15"),
+            ("__vdso_gettimeofday", "LINUX_4.15"),
+            ("__vdso_getcpu", "LINUX_4.15"),
+            ("__vdso_flush_icache", "LINUX_4.15"),
+            ("__vdso_riscv_hwprobe", "LINUX_4.15"),
+            ("__vdso_rt_sigreturn", "LINUX_4.15"),
+        ],
+    },
 ];
 
 /// Every fixture, QEMU's and the kernels'.
