@@ -126,7 +126,7 @@ pub fn prepare(t: &CTarget, install: bool, work: &Path) -> Result<Prepared, Stri
                 .flat_map(|f| ["-C".to_string(), f.to_string()])
                 .collect();
             let spec_arg = format!("-specs={}", specs.display());
-            flags.extend(link_args(&[spec_arg.clone()]));
+            flags.extend(link_args(std::slice::from_ref(&spec_arg)));
             Ok(Prepared {
                 flags,
                 env: vec![

@@ -5,6 +5,10 @@
 //! Nothing here can panic: conversions are checked (`EOVERFLOW`), NULL is checked, and the
 //! stores accept any alignment, so they have no precondition beyond a writable address.
 
+// On musl the `libc` crate deprecates `time_t` for being musl 1.1's 32-bit one: on 32-bit
+// musl that is exactly the ABI of the plain names here (ctypes.rs has musl 1.2's).
+#![cfg_attr(target_env = "musl", allow(deprecated))]
+
 use core::ffi::{c_int, c_uint, c_void};
 use core::ptr;
 

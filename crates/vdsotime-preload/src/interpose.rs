@@ -3,6 +3,10 @@
 //! [`crate::abi`], the code behind libvdsotime's `vdsotime_*` functions. The names are
 //! listed in [`crate::exports`].
 
+// The plain names keep the `libc` crate's types, which on 32-bit musl are musl 1.1's time32
+// ABI (deprecated there), the ABI of musl's own compat exports; time64.rs has musl 1.2's.
+#![cfg_attr(target_env = "musl", allow(deprecated))]
+
 use core::ffi::{c_int, c_uint};
 
 use crate::abi;

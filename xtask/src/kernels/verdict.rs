@@ -111,18 +111,17 @@ pub fn boot_all(ctx: &Context, machines: Vec<Ready>, jobs: usize) -> Vec<Outcome
     let results = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for _ in 0..jobs {
-            s.spawn(|| loop {
-                let Some((i, ready)) = queue
-                    .lock()
-                    .ok()
-                    .and_then(|mut q| (!q.is_empty()).then(|| q.remove(0)))
-                else {
-                    break;
+            s.spawn(|| {
+                let next = || {
+                    let mut q = queue.lock().ok()?;
+                    (!q.is_empty()).then(|| q.remove(0))
                 };
-                let (outcome, text) = one(ctx, &ready);
-                print!("{text}");
-                if let Ok(mut r) = results.lock() {
-                    r.push((i, outcome));
+                while let Some((i, ready)) = next() {
+                    let (outcome, text) = one(ctx, &ready);
+                    print!("{text}");
+                    if let Ok(mut r) = results.lock() {
+                        r.push((i, outcome));
+                    }
                 }
             });
         }
