@@ -20,10 +20,14 @@ pub struct Built {
 
 /// Builds everything for `target`; cargo's output goes to `log`.
 pub fn build(root: &Path, target: &Target, flags: &[String], log: &Path) -> Result<Built, String> {
+    // The tests with the environment of `cargo xtask cross`, so the binaries it built are
+    // reused (optimized where QEMU runs them); the tool always optimized, for its benchmark.
+    let optimize = target.qemu.is_some();
     let test_exes = cargo(
         root,
         target,
         flags,
+        optimize,
         log,
         &["test", "-p", "vdsotime", "--no-run"],
     )?;
@@ -31,6 +35,7 @@ pub fn build(root: &Path, target: &Target, flags: &[String], log: &Path) -> Resu
         root,
         target,
         flags,
+        true,
         log,
         &["build", "-p", "vdsotime-cli", "-p", "vm-init"],
     )?;
@@ -82,6 +87,7 @@ fn cargo(
     root: &Path,
     target: &Target,
     flags: &[String],
+    optimize: bool,
     log: &Path,
     args: &[&str],
 ) -> Result<Vec<PathBuf>, String> {
@@ -102,9 +108,7 @@ fn cargo(
         .env("CARGO_TERM_COLOR", "never")
         .stdin(Stdio::null())
         .stderr(err);
-    // The environment of `cargo xtask cross`, so the test binaries it built are reused
-    // (optimized where QEMU runs them).
-    runner::target_env(&mut cmd, target, flags, target.qemu.is_some());
+    runner::target_env(&mut cmd, target, flags, optimize);
     let out = cmd.output().map_err(|e| format!("cargo: {e}"))?;
     if !out.status.success() {
         return Err(format!(
