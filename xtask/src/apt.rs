@@ -159,28 +159,30 @@ pub fn release_source(codename: &str) -> Result<(Vec<String>, Option<String>), S
 
 /// Runs an apt command, its output appended to `log`; the error names the log on failure.
 fn apt(args: &[&str], log: &Path) -> Result<(), String> {
+    let mut cmd = Command::new("apt-get");
+    cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
+    let what = format!("apt-get {}", args.first().copied().unwrap_or(""));
+    logged(cmd, log, &what)
+}
+
+/// Runs `cmd` without input, its output appended to `log`; the error names `what` and the log.
+pub fn logged(mut cmd: Command, log: &Path, what: &str) -> Result<(), String> {
     let file = fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(log)
         .map_err(|e| format!("{}: {e}", log.display()))?;
     let err = file.try_clone().map_err(|e| e.to_string())?;
-    let status = Command::new("apt-get")
-        .args(args)
-        .env("DEBIAN_FRONTEND", "noninteractive")
+    let status = cmd
         .stdin(Stdio::null())
         .stdout(file)
         .stderr(err)
         .status()
-        .map_err(|e| format!("apt-get: {e}"))?;
+        .map_err(|e| format!("{what}: {e}"))?;
     if status.success() {
         Ok(())
     } else {
-        Err(format!(
-            "apt-get {} failed ({status}), see {}",
-            args.first().copied().unwrap_or(""),
-            log.display()
-        ))
+        Err(format!("{what} failed ({status}), see {}", log.display()))
     }
 }
 

@@ -71,7 +71,7 @@ impl CTarget {
         }
     }
 
-    /// The target as the runner sees it (its default linker; overridden by [`Self::prepare`]).
+    /// The target as the runner sees it (its default linker; [`prepare`] overrides it).
     pub fn target(&self) -> Target {
         targets::find(self.triple).unwrap_or(Target {
             triple: self.triple,

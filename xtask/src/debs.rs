@@ -4,7 +4,7 @@
 //! sources, so no host name is written anywhere and the machine's apt setup is left alone.
 //! Used for the kernels of `cargo xtask kernels` and the i386 musl sysroot of the C runs.
 
-use std::fs::{self, File};
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -81,27 +81,8 @@ impl PrivateApt {
         cmd
     }
 
-    /// Runs `cmd` with its output appended to the log; the error names the log.
-    fn logged(&self, mut cmd: Command, what: &str) -> Result<(), String> {
-        let log = File::options()
-            .create(true)
-            .append(true)
-            .open(&self.log)
-            .map_err(|e| format!("{}: {e}", self.log.display()))?;
-        let err = log.try_clone().map_err(|e| e.to_string())?;
-        let status = cmd
-            .stdout(log)
-            .stderr(err)
-            .status()
-            .map_err(|e| format!("{what}: {e}"))?;
-        if status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "{what} failed ({status}), see {}",
-                self.log.display()
-            ))
-        }
+    fn logged(&self, cmd: Command, what: &str) -> Result<(), String> {
+        apt::logged(cmd, &self.log, what)
     }
 
     /// `apt-get update`. A mirror in mid-sync can fail one index; what matters is whether
@@ -137,24 +118,29 @@ impl PrivateApt {
         let mut cmd = self.command("apt-get");
         cmd.current_dir(dir).args(["-q", "download", package]);
         self.logged(cmd, &format!("apt-get download {package}"))?;
-        let found: Vec<PathBuf> = fs::read_dir(dir)
-            .map_err(|e| format!("{}: {e}", dir.display()))?
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|f| f.to_str())
-                    .is_some_and(|f| f.starts_with(&format!("{name}_")) && f.ends_with(".deb"))
-            })
-            .collect();
-        match &found[..] {
-            [one] => Ok(one.clone()),
-            _ => Err(format!(
-                "{}: expected one {name}_*.deb, found {}",
-                dir.display(),
-                found.len()
-            )),
-        }
+        only_file(dir, &format!("{name}_"), ".deb")
+    }
+}
+
+/// The one file in `dir` whose name starts with `prefix` and ends with `suffix`.
+pub fn only_file(dir: &Path, prefix: &str, suffix: &str) -> Result<PathBuf, String> {
+    let found: Vec<PathBuf> = fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|f| f.to_str())
+                .is_some_and(|f| f.starts_with(prefix) && f.ends_with(suffix))
+        })
+        .collect();
+    match &found[..] {
+        [one] => Ok(one.clone()),
+        _ => Err(format!(
+            "{}: expected one {prefix}*{suffix}, found {}",
+            dir.display(),
+            found.len()
+        )),
     }
 }
 

@@ -1,5 +1,5 @@
 //! The C library's own `time_t`, `struct timespec` and `struct timeval`, as its headers
-//! define them for the programs that include `vdsotime.h`, and the [`abi`] functions that
+//! define them for the programs that include `vdsotime.h`, and the [`crate::abi`] functions that
 //! fill them.
 //!
 //! They are the `libc` crate's everywhere but on 32-bit musl: musl 1.2 made `time_t` 64-bit

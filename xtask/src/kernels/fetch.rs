@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 
 use super::machines::{Machine, Suite};
 use crate::apt;
-use crate::debs::PrivateApt;
+use crate::debs::{self, PrivateApt};
 
 /// A kernel ready to boot.
 #[derive(Debug, Clone)]
@@ -108,24 +108,6 @@ fn fetch(apt: &PrivateApt, dir: &Path, m: &Machine, codename: &str) -> Result<Ke
         .ok_or_else(|| format!("{}: no kernel kept", dir.display()))
 }
 
-/// The one file in `dir` whose name ends with `suffix`.
-fn only_file(dir: &Path, suffix: &str) -> Result<PathBuf, String> {
-    let found: Vec<PathBuf> = fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.to_string_lossy().ends_with(suffix))
-        .collect();
-    match &found[..] {
-        [one] => Ok(one.clone()),
-        _ => Err(format!(
-            "{}: expected one *{suffix}, found {}",
-            dir.display(),
-            found.len()
-        )),
-    }
-}
-
 /// Unpacks `boot/vmlinu[xz]-<release>` from the package into `dir/kernel` and `dir/release`.
 fn extract_kernel(deb: &Path, dir: &Path) -> Result<(), String> {
     let mut dpkg = Command::new("dpkg-deb")
@@ -151,7 +133,7 @@ fn extract_kernel(deb: &Path, dir: &Path) -> Result<(), String> {
         ));
     }
     let boot = dir.join("boot");
-    let image = only_file(&boot, "")?;
+    let image = debs::only_file(&boot, "vmlinu", "")?;
     let name = image
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
