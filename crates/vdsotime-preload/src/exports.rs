@@ -50,7 +50,10 @@ pub const EXPORTS: &[(On, &[&CStr])] = &[
     ),
     (On::Bits32, &[c"__clock_gettime64", c"__time64"]),
     (On::Glibc32, &[c"__clock_getres64", c"__gettimeofday64"]),
-    (On::Musl32, &[c"__clock_getres_time64", c"__gettimeofday_time64"]),
+    (
+        On::Musl32,
+        &[c"__clock_getres_time64", c"__gettimeofday_time64"],
+    ),
 ];
 
 /// The names this target exports, or with `all_targets` the names of every target.

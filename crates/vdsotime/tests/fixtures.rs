@@ -92,12 +92,12 @@ fn every_fixture_parses_to_its_exact_symbols() {
     }
 }
 
-/// The table's getrandom is the one a vDSO exports (the x86_64 image is from Linux 6.18;
-/// the others are QEMU's, which has none): found at the table's version where present,
-/// and no image exports a getrandom under another name than its table's.
+/// The table's getrandom is the one a vDSO exports (the x86_64 image is from Linux 6.18,
+/// arm64's from 6.12; QEMU's have none): found at the table's version where present, and no
+/// image exports a getrandom under another name than its table's.
 #[test]
 fn getrandom_is_found_where_the_image_exports_it() {
-    for f in FIXTURES {
+    for f in fixture_data::all() {
         let bytes = load(f.file);
         let v = Vdso::parse(&bytes).expect("parses");
         let exported: Vec<&str> = f
