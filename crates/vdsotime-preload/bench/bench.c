@@ -12,8 +12,8 @@
  *                handle glibc keeps for the vDSO): the floor
  *   glibc        clock_gettime, time, ... by name through the PLT of bench_glibc.so (-g), which
  *                is loaded with RTLD_DEEPBIND so that its names bind to libc.so.6, not the preload
- *   libvdsotime  vdsotime_* by name through the PLT of bench_libvdsotime.so (-l), which has
- *                libvdsotime.a linked in and is loaded with RTLD_DEEPBIND the same way
+ *   libvdsotime  vdsotime_* by name through the PLT of bench_libvdsotime.so (-l), which is
+ *                linked with -lvdsotime and loaded with RTLD_DEEPBIND the same way
  *   preload      clock_gettime, time, ... by name through this program's own PLT: under
  *                LD_PRELOAD=libvdsotime_preload.so, exactly what a preloaded program executes
  *   syscall      syscall(2)

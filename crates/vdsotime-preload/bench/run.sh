@@ -26,16 +26,11 @@ sh "$root/crates/vdsotime-c/install.sh" --prefix "$work/prefix" --from "$FROM" >
 cflags="-O2 -Wall -Wextra -Werror"
 # glibc's names, bound to libc.so.6 (bench loads it with RTLD_DEEPBIND).
 cc $cflags -fPIC -shared -o "$work/bench_glibc.so" "$here/plt_trials.c"
-# libvdsotime's names, bound to libvdsotime's code. Linked from libvdsotime.a (the same machine
-# code as libvdsotime.so, one rustc build), because linking libvdsotime.so cannot work under the
-# preload today: the preload also carries the SONAME libvdsotime.so.0 (vdsotime-c's build
-# script sets it, and Cargo applies it to the preload's cdylib too), so the dynamic linker takes
-# the preload for libvdsotime.so.0 and binds vdsotime_* to the preload's copies.
-# The archive and the system libraries it needs, as vdsotime-static.pc lists them (read here:
-# pkg-config may not be installed).
-static_libs=$(sed -n 's/^Libs: //p' "$work/prefix/lib/pkgconfig/vdsotime-static.pc" |
-	sed "s|\${libdir}|$work/prefix/lib|g")
-cc $cflags -fPIC -shared -DVDSOTIME_NAMES -o "$work/bench_libvdsotime.so" "$here/plt_trials.c" $static_libs
+# libvdsotime's names, bound to libvdsotime.so.0 as a program linked with -lvdsotime binds them
+# (its clock_gettime through the PLT; time and gettimeofday, IFUNCs on glibc, straight to the
+# vDSO).
+cc $cflags -fPIC -shared -DVDSOTIME_NAMES -o "$work/bench_libvdsotime.so" "$here/plt_trials.c" \
+	-L"$work/prefix/lib" -lvdsotime -Wl,-rpath,"$work/prefix/lib"
 # The program: its own names are the preload's when run under LD_PRELOAD.
 cc $cflags -o "$work/bench" "$here/bench.c" "$here/plt_trials.c" "$here/table.c" -ldl
 

@@ -94,7 +94,7 @@ fn c_bench_binds_each_column_and_prints_both_tables() {
     let out = run_sh(&work);
     assert!(
         out.contains(
-            "named calls bound to: glibc -> libc.so.6, libvdsotime -> bench_libvdsotime.so, preload -> libvdsotime_preload.so"
+            "named calls bound to: glibc -> libc.so.6, libvdsotime -> libvdsotime.so.0, preload -> libvdsotime_preload.so"
         ),
         "{out}"
     );
