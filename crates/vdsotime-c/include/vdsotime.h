@@ -66,6 +66,8 @@ time_t vdsotime_time(time_t *t); /* t may be NULL */
 
 /* Current CPU and NUMA node; either pointer may be NULL. */
 int vdsotime_getcpu(unsigned int *cpu, unsigned int *node);
+/* Current CPU (sched_getcpu), or -1 with errno. From glibc's rseq area where there is one. */
+int vdsotime_sched_getcpu(void);
 
 /*
  * Random bytes with the kernel's getrandom(2) semantics, from the vDSO (Linux 6.11+ on

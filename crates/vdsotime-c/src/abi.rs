@@ -18,7 +18,7 @@ use vdsotime::{ClockId, Errno, GrndFlags, Timespec, Timeval, Timezone};
 /// so a successful call keeps no register alive across its own call into the vDSO.
 #[cold]
 #[inline(never)]
-pub fn fail(errno: c_int) -> c_int {
+pub extern "C" fn fail(errno: c_int) -> c_int {
     // SAFETY: __errno_location returns the calling thread's errno slot, valid for the thread's
     // lifetime; it takes no lock and is async-signal-safe.
     unsafe { *libc::__errno_location() = errno };
@@ -165,7 +165,7 @@ pub unsafe fn clock_gettime(clock: c_int, ts: *mut libc::timespec) -> c_int {
 /// `clock_gettime` with a NULL result: the kernel validates the clock, then says EFAULT.
 #[cold]
 #[inline(never)]
-fn clock_gettime_null(clock: c_int) -> c_int {
+extern "C" fn clock_gettime_null(clock: c_int) -> c_int {
     match vdsotime::clock_gettime(ClockId::from_raw(clock)) {
         Ok(_) => fail(libc::EFAULT),
         Err(e) => fail_with(e),
@@ -371,7 +371,7 @@ pub unsafe fn getcpu(cpu: *mut c_uint, node: *mut c_uint) -> c_int {
 /// # Safety
 /// As [`getcpu`].
 #[inline(never)]
-unsafe fn getcpu_otherwise(cpu: *mut c_uint, node: *mut c_uint) -> c_int {
+unsafe extern "C" fn getcpu_otherwise(cpu: *mut c_uint, node: *mut c_uint) -> c_int {
     match vdsotime::getcpu() {
         // SAFETY: forwarded caller contract.
         Ok((c, n)) => unsafe { store_cpu(cpu, node, c, n) },
@@ -400,6 +400,19 @@ unsafe fn store_cpu(cpu: *mut c_uint, node: *mut c_uint, c: u32, n: u32) -> c_in
 /// glibc's own does), or -1 with `errno`.
 #[inline]
 pub fn sched_getcpu() -> c_int {
+    if let Some(c) = vdsotime::rseq::cpu() {
+        // rseq's cpu_id is non-negative as an i32, so this never fails.
+        if let Ok(c) = c_int::try_from(c) {
+            return c;
+        }
+    }
+    sched_getcpu_otherwise()
+}
+
+/// [`sched_getcpu`] from the vDSO or the syscall: out of line and the last call, so the
+/// rseq read above needs no frame (a tail jump).
+#[inline(never)]
+extern "C" fn sched_getcpu_otherwise() -> c_int {
     match vdsotime::current_cpu() {
         Ok(c) => c_int::try_from(c).unwrap_or_else(|_| fail(libc::EOVERFLOW)),
         Err(e) => fail_with(e),

@@ -75,6 +75,12 @@ pub unsafe extern "C" fn vdsotime_getcpu(cpu: *mut c_uint, node: *mut c_uint) ->
     unsafe { abi::getcpu(cpu, node) }
 }
 
+/// `sched_getcpu`: the current CPU, or -1 with `errno`.
+#[no_mangle]
+pub extern "C" fn vdsotime_sched_getcpu() -> c_int {
+    abi::sched_getcpu()
+}
+
 /// `clock_gettime` with 64-bit seconds on every target.
 ///
 /// # Safety

@@ -1,13 +1,14 @@
 /*
  * The named-call trials: each loop calls clock_gettime, time, ... by name, through the PLT of
- * the object this file is built into, exactly as a program does. Built three times by run.sh:
- *   into the bench program       its PLT is bound to the preload when run under LD_PRELOAD
+ * the object this file is built into, exactly as a program does. Built by run.sh into:
  *   bench_glibc.so               loaded with RTLD_DEEPBIND, so its PLT is bound to libc.so.6
  *                                (its own dependency) ahead of the preload in the global scope
- *   bench_libvdsotime.so         -DVDSOTIME_NAMES, with libvdsotime.a linked in, loaded with
- *                                RTLD_DEEPBIND: its vdsotime_* calls reach its own copy of
- *                                libvdsotime's code through its PLT (run.sh says why not the .so)
- * so that every library column pays the one PLT hop its real callers pay.
+ *   bench_libvdsotime.so         -DVDSOTIME_NAMES, linked with -lvdsotime, loaded with
+ *                                RTLD_DEEPBIND: its vdsotime_* calls reach libvdsotime.so.0
+ *   bench_preload.so             loaded without RTLD_DEEPBIND: under LD_PRELOAD its PLT is
+ *                                bound to the preload
+ *   the bench program            the same, when no bench_preload.so is given
+ * so that every library column pays the one PLT hop its real callers pay, from the same code.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -24,14 +25,14 @@ int vdsotime_clock_getres(clockid_t clock, struct timespec *res);
 int vdsotime_gettimeofday(struct timeval *tv, void *tz);
 time_t vdsotime_time(time_t *t);
 int vdsotime_getcpu(unsigned *cpu, unsigned *node);
+int vdsotime_sched_getcpu(void);
 #define GETTIME vdsotime_clock_gettime
 #define GETRES vdsotime_clock_getres
 #define GTOD vdsotime_gettimeofday
 #define TIME vdsotime_time
 #define GETCPU vdsotime_getcpu
-/* libvdsotime has no sched_getcpu: its getcpu stands in. */
-#define SCHED_GETCPU() (vdsotime_getcpu(&cpu, NULL) == 0 ? (int)cpu : -1)
-#define SCHED_DECL unsigned cpu = 0; int c
+#define SCHED_GETCPU() vdsotime_sched_getcpu()
+#define SCHED_DECL int c
 #else
 #define GETTIME clock_gettime
 #define GETRES clock_getres

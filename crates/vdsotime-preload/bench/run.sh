@@ -31,8 +31,11 @@ cc $cflags -fPIC -shared -o "$work/bench_glibc.so" "$here/plt_trials.c"
 # vDSO).
 cc $cflags -fPIC -shared -DVDSOTIME_NAMES -o "$work/bench_libvdsotime.so" "$here/plt_trials.c" \
 	-L"$work/prefix/lib" -lvdsotime -Wl,-rpath,"$work/prefix/lib"
-# The program: its own names are the preload's when run under LD_PRELOAD.
+# The plain names again, loaded without RTLD_DEEPBIND: under LD_PRELOAD they bind to the preload.
+cc $cflags -fPIC -shared -o "$work/bench_preload.so" "$here/plt_trials.c"
+# The program.
 cc $cflags -o "$work/bench" "$here/bench.c" "$here/plt_trials.c" "$here/table.c" -ldl
 
 LD_PRELOAD="$FROM/libvdsotime_preload.so" "$work/bench" -r "${ROUNDS:-201}" \
-	-t "${TRIAL_US:-100}" -g "$work/bench_glibc.so" -l "$work/bench_libvdsotime.so"
+	-t "${TRIAL_US:-100}" -g "$work/bench_glibc.so" -l "$work/bench_libvdsotime.so" \
+	-p "$work/bench_preload.so"

@@ -16,15 +16,10 @@
 use core::sync::atomic::{AtomicIsize, Ordering::Relaxed};
 
 /// Not looked up yet (the function table's first resolution does it).
-const UNRESOLVED: isize = 0;
-/// Looked up: no usable area (neither flag set, and not [`UNRESOLVED`]).
-const NONE: isize = 4;
-/// Set in [`AREA`] when the area gives the CPU.
-const CPU_VALID: isize = 2;
-/// Set in [`AREA`] when the kernel also keeps `node_id` current.
-const NODE_VALID: isize = 1;
-/// The flag bits; the rest of [`AREA`] is the offset.
-const FLAGS: isize = CPU_VALID | NODE_VALID;
+const UNRESOLVED: isize = 1;
+/// Looked up: no usable field. Neither sentinel is a multiple of 4, as real offsets are,
+/// so one test tells a usable offset from both.
+const NONE: isize = 2;
 
 /// Offsets in `struct rseq` (include/uapi/linux/rseq.h).
 const CPU_ID: isize = 4;
@@ -34,10 +29,27 @@ const NODE_END: usize = 24;
 /// The kernel's `AT_RSEQ_FEATURE_SIZE`: how much of `struct rseq` it maintains.
 const AT_RSEQ_FEATURE_SIZE: usize = 27;
 
-/// The area's offset from the thread pointer with [`CPU_VALID`] (and maybe
-/// [`NODE_VALID`]), or [`UNRESOLVED`] / [`NONE`]. Offsets are multiples of 4 (checked),
-/// so the two low bits are free for the flags: one test on the hot path.
-static AREA: AtomicIsize = AtomicIsize::new(UNRESOLVED);
+/// Where the fields are: their offsets from the thread pointer, or a sentinel. One cache
+/// line, written once; `sched_getcpu` is then one load of `cpu`, one test, one load of the
+/// field, as glibc's own.
+#[repr(C, align(64))]
+struct Fields {
+    /// `cpu_id`'s offset, [`UNRESOLVED`] or [`NONE`].
+    cpu: AtomicIsize,
+    /// `node_id`'s offset where the kernel keeps it, else [`NONE`] (or [`UNRESOLVED`]).
+    node: AtomicIsize,
+}
+
+static FIELDS: Fields = Fields {
+    cpu: AtomicIsize::new(UNRESOLVED),
+    node: AtomicIsize::new(UNRESOLVED),
+};
+
+/// Whether `at` is an offset (not a sentinel).
+#[inline(always)]
+const fn usable(at: isize) -> bool {
+    at % 4 == 0
+}
 
 /// The calling thread's CPU, if its rseq area can say: `None` where there is none or it
 /// has not been looked for yet (which the first [`crate::current_cpu`] or
@@ -51,13 +63,13 @@ static AREA: AtomicIsize = AtomicIsize::new(UNRESOLVED);
 /// ```
 #[inline(always)]
 pub fn cpu() -> Option<u32> {
-    let area = AREA.load(Relaxed);
-    if area & CPU_VALID == 0 {
+    let at = FIELDS.cpu.load(Relaxed);
+    if !usable(at) {
         return None;
     }
-    // SAFETY: a resolved offset is glibc's `__rseq_offset`, which addresses every
+    // SAFETY: a usable offset comes from glibc's `__rseq_offset`, which addresses every
     // glibc thread's registered area; `cpu_id` lies inside it.
-    let cpu = unsafe { arch::load_u32((area & !FLAGS) + CPU_ID) };
+    let cpu = unsafe { arch::load_u32(at) };
     // Negative: this thread has no registered area (RSEQ_CPU_ID_UNINITIALIZED, ...).
     u32::try_from(cpu as i32).ok()
 }
@@ -66,18 +78,18 @@ pub fn cpu() -> Option<u32> {
 /// for: see [`cpu`]).
 #[inline(always)]
 pub fn cpu_and_node() -> Option<(u32, u32)> {
-    let area = AREA.load(Relaxed);
-    if area & NODE_VALID == 0 {
+    let at = FIELDS.node.load(Relaxed);
+    if !usable(at) {
         return None;
     }
-    let base = area & !FLAGS;
-    // SAFETY: as in `cpu`; `node_id` lies inside the area too (NODE_VALID says the
-    // registered size covers it).
+    let cpu_at = at - (NODE_ID - CPU_ID);
+    // SAFETY: as in `cpu`; `node_id` lies inside the area too (every registration spans
+    // the 32 bytes the kernel requires).
     let (cpu, node, again) = unsafe {
         (
-            arch::load_u32(base + CPU_ID),
-            arch::load_u32(base + NODE_ID),
-            arch::load_u32(base + CPU_ID),
+            arch::load_u32(cpu_at),
+            arch::load_u32(at),
+            arch::load_u32(cpu_at),
         )
     };
     // A migration between the loads rewrites both fields: if `cpu_id` did not change
@@ -90,24 +102,34 @@ pub fn cpu_and_node() -> Option<(u32, u32)> {
 }
 
 /// Looks for glibc's registration; called once, with the rest of the function table.
+/// `node` is stored first: whoever sees `cpu` resolved sees `node` resolved too.
 #[cold]
 pub(crate) fn resolve() {
-    AREA.store(find().unwrap_or(NONE), Relaxed);
+    let (cpu, node) = match find() {
+        Some((offset, keeps_node)) => (
+            offset + CPU_ID,
+            if keeps_node { offset + NODE_ID } else { NONE },
+        ),
+        None => (NONE, NONE),
+    };
+    FIELDS.node.store(node, Relaxed);
+    FIELDS.cpu.store(cpu, Relaxed);
 }
 
 /// Looks for the area if nobody has yet, and says whether this call did: the callers'
 /// slow paths ask before they use the vDSO, so that even a process's first `getcpu`
-/// reads the area. Lock-free and signal-safe; racing callers store the same value.
+/// reads the area. Lock-free and signal-safe; racing callers store the same values.
 #[inline(always)]
 pub(crate) fn looked_up_now() -> bool {
-    if AREA.load(Relaxed) != UNRESOLVED {
+    if FIELDS.cpu.load(Relaxed) != UNRESOLVED {
         return false;
     }
     resolve();
     true
 }
 
-fn find() -> Option<isize> {
+/// The area's offset from the thread pointer, and whether the kernel keeps `node_id`.
+fn find() -> Option<(isize, bool)> {
     let (offset, size) = arch::glibc_registration()?;
     if size == 0 || offset % 4 != 0 {
         return None; // registration switched off (glibc.pthread.rseq=0) or failed
@@ -118,7 +140,7 @@ fn find() -> Option<isize> {
     // alone says whether the field is kept.
     let node =
         crate::auxv::lookup(AT_RSEQ_FEATURE_SIZE).is_some_and(|features| features >= NODE_END);
-    Some(offset | CPU_VALID | if node { NODE_VALID } else { 0 })
+    Some((offset, node))
 }
 
 /// Where this module can look: the state, for tests and `vdsotime info`.
@@ -144,11 +166,11 @@ pub enum RseqArea {
 /// ```
 pub fn area() -> RseqArea {
     looked_up_now();
-    match AREA.load(Relaxed) {
-        area if area & CPU_VALID == 0 => RseqArea::Absent,
-        area => RseqArea::Glibc {
-            offset: area & !FLAGS,
-            node: area & NODE_VALID != 0,
+    match FIELDS.cpu.load(Relaxed) {
+        at if !usable(at) => RseqArea::Absent,
+        at => RseqArea::Glibc {
+            offset: at - CPU_ID,
+            node: usable(FIELDS.node.load(Relaxed)),
         },
     }
 }

@@ -308,6 +308,9 @@ static void check_getcpu(void)
 		CHECK(r == 0, "getcpu(NULL, NULL): %ld", r);
 #ifdef LIBC_NAMES
 		CHECK(sched_getcpu() == cpu, "sched_getcpu %d pinned to %d", sched_getcpu(), cpu);
+#else
+		CHECK(vdsotime_sched_getcpu() == cpu, "vdsotime_sched_getcpu %d pinned to %d",
+		      vdsotime_sched_getcpu(), cpu);
 #endif
 		tested++;
 	}
