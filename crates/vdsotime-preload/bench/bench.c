@@ -8,8 +8,8 @@
  * round, with the interquartile range [q1-q3].
  *
  * The paths, all in this one process (run.sh runs it under LD_PRELOAD):
- *   raw          the vDSO symbol through a function pointer (dlsym on the "linux-vdso.so.1"
- *                handle glibc keeps for the vDSO): the floor
+ *   raw          the vDSO symbol through a function pointer (dlsym on the "linux-vdso.so.1",
+ *                on i386 "linux-gate.so.1", handle glibc keeps for the vDSO): the floor
  *   glibc        clock_gettime, time, ... by name through the PLT of bench_glibc.so (-g), which
  *                is loaded with RTLD_DEEPBIND so that its names bind to libc.so.6, not the preload
  *   libvdsotime  vdsotime_* by name through the PLT of bench_libvdsotime.so (-l), which is
@@ -145,12 +145,13 @@ static void *vdso;
 static const struct plt_trials *by_path[PATHS]; /* the named-call trials of each column */
 
 /* The vDSO's symbol for `name`: __vdso_NAME (x86, riscv, ...) or __kernel_NAME (arm64, ppc,
- * s390). 64-bit only: a 32-bit vDSO's plain symbols take 32-bit time. */
+ * s390). Its structures have `long` seconds: the C library's only where time_t is a long (every
+ * 64-bit target, and 32-bit ones built without _TIME_BITS=64). */
 static void *vdso_symbol(const char *name)
 {
 	char buf[64];
 	void *p = NULL;
-	if (!vdso || sizeof(long) != 8)
+	if (!vdso || sizeof(time_t) != sizeof(long))
 		return NULL;
 	snprintf(buf, sizeof buf, "__vdso_%s", name);
 	if (!(p = dlsym(vdso, buf))) {
@@ -338,6 +339,8 @@ int main(int argc, char **argv)
 	sched_setaffinity(0, sizeof one, &one);
 
 	vdso = dlopen("linux-vdso.so.1", RTLD_NOLOAD | RTLD_LAZY);
+	if (!vdso) /* i386's name for it */
+		vdso = dlopen("linux-gate.so.1", RTLD_NOLOAD | RTLD_LAZY);
 	timer = (gettime_fn)vdso_symbol("clock_gettime");
 
 	struct lane empty = {empty_loop, NULL, 0, now_ns};

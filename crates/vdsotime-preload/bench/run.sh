@@ -4,7 +4,7 @@
 # (fastest trial) of raw vDSO symbol, glibc, libvdsotime, the preload and the syscall, and each
 # one's ratio to raw, median [q1-q3] over interleaved rounds (see bench.c for the method).
 #
-# usage: [ROUNDS=n] [TRIAL_US=us] [FROM=dir] crates/vdsotime-preload/bench/run.sh [WORKDIR]
+# usage: [ROUNDS=n] [TRIAL_US=us] [FROM=dir] [CC=compiler] crates/vdsotime-preload/bench/run.sh [WORKDIR]
 # ROUNDS (default 201) rounds of trials of ~TRIAL_US (default 100) µs each: about 3 s.
 # FROM: take libvdsotime_c.{so,a} and libvdsotime_preload.so from this directory instead of
 # building them with `cargo build --release` (the tests use their debug build).
@@ -25,16 +25,16 @@ sh "$root/crates/vdsotime-c/install.sh" --prefix "$work/prefix" --from "$FROM" >
 
 cflags="-O2 -Wall -Wextra -Werror"
 # glibc's names, bound to libc.so.6 (bench loads it with RTLD_DEEPBIND).
-cc $cflags -fPIC -shared -o "$work/bench_glibc.so" "$here/plt_trials.c"
+${CC:-cc} $cflags -fPIC -shared -o "$work/bench_glibc.so" "$here/plt_trials.c"
 # libvdsotime's names, bound to libvdsotime.so.0 as a program linked with -lvdsotime binds them
 # (its clock_gettime through the PLT; time and gettimeofday, IFUNCs on glibc, straight to the
 # vDSO).
-cc $cflags -fPIC -shared -DVDSOTIME_NAMES -o "$work/bench_libvdsotime.so" "$here/plt_trials.c" \
+${CC:-cc} $cflags -fPIC -shared -DVDSOTIME_NAMES -o "$work/bench_libvdsotime.so" "$here/plt_trials.c" \
 	-L"$work/prefix/lib" -lvdsotime -Wl,-rpath,"$work/prefix/lib"
 # The plain names again, loaded without RTLD_DEEPBIND: under LD_PRELOAD they bind to the preload.
-cc $cflags -fPIC -shared -o "$work/bench_preload.so" "$here/plt_trials.c"
+${CC:-cc} $cflags -fPIC -shared -o "$work/bench_preload.so" "$here/plt_trials.c"
 # The program.
-cc $cflags -o "$work/bench" "$here/bench.c" "$here/plt_trials.c" "$here/table.c" -ldl
+${CC:-cc} $cflags -o "$work/bench" "$here/bench.c" "$here/plt_trials.c" "$here/table.c" -ldl
 
 LD_PRELOAD="$FROM/libvdsotime_preload.so" "$work/bench" -r "${ROUNDS:-201}" \
 	-t "${TRIAL_US:-100}" -g "$work/bench_glibc.so" -l "$work/bench_libvdsotime.so" \
