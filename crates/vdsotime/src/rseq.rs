@@ -10,8 +10,8 @@
 //! The two symbols are referenced weakly, from a data word the dynamic linker fills (0
 //! when absent: musl, older glibc, no libc at all), so there is no link-time dependency
 //! on glibc and no `dlsym`: resolution is async-signal-safe like the rest of the crate.
-//! Only x86-64 and aarch64 have the few lines of asm this takes; elsewhere, and wherever
-//! no area is registered, the caller uses the vDSO.
+//! Only x86-64, i386 and aarch64 have the few lines of asm this takes; elsewhere, and
+//! wherever no area is registered, the caller uses the vDSO.
 
 use core::sync::atomic::{AtomicIsize, Ordering::Relaxed};
 
@@ -262,7 +262,52 @@ mod arch {
     }
 }
 
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[cfg(target_arch = "x86")]
+mod arch {
+    /// Reads the `u32` at `offset` from the thread pointer (`%gs` base).
+    ///
+    /// # Safety
+    /// `offset` must address readable memory of the calling thread's TLS block.
+    #[inline(always)]
+    pub(super) unsafe fn load_u32(offset: isize) -> u32 {
+        let v: u32;
+        // SAFETY: the caller guarantees the address is readable; not `pure`, because
+        // the kernel rewrites the field behind the compiler's back.
+        unsafe {
+            core::arch::asm!("mov {v}, dword ptr gs:[{o}]", v = out(reg) v, o = in(reg) offset,
+                options(nostack, readonly, preserves_flags));
+        }
+        v
+    }
+
+    /// `(__rseq_offset, __rseq_size)` if the process has them (glibc 2.35+).
+    pub(super) fn glibc_registration() -> Option<(isize, u32)> {
+        let (offset, size): (*const isize, *const u32);
+        // SAFETY: as on x86-64, two linker-filled words; i386 has no PC-relative loads,
+        // so the asm takes its own address with a call (balanced by the pop, so the
+        // stack is as it was) and addresses the words from there.
+        unsafe {
+            core::arch::asm!(
+                ".pushsection .data.rel.ro.vdsotime_rseq,\"aw\",@progbits",
+                ".p2align 2",
+                ".weak __rseq_offset",
+                ".weak __rseq_size",
+                "2: .long __rseq_offset",
+                "3: .long __rseq_size",
+                ".popsection",
+                "call 4f",
+                "4: popl {o}",
+                "movl (3b - 4b)({o}), {s}",
+                "movl (2b - 4b)({o}), {o}",
+                o = out(reg) offset, s = out(reg) size,
+                options(readonly, preserves_flags, att_syntax),
+            );
+        }
+        super::read_registration(offset, size)
+    }
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "x86")))]
 mod arch {
     /// Never called: no area is ever resolved here.
     ///

@@ -48,7 +48,7 @@ fn readings_are_the_kernels_on_every_cpu_and_thread() {
 /// The area found is glibc's registration, with the node where the kernel keeps it.
 #[cfg(all(
     target_env = "gnu",
-    any(target_arch = "x86_64", target_arch = "aarch64")
+    any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "x86")
 ))]
 #[test]
 fn the_area_is_glibcs_registration() {
