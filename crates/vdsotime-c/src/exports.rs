@@ -33,10 +33,7 @@ pub unsafe extern "C" fn vdsotime_clock_getres(
     unsafe { ctypes::clock_getres(clock, res) }
 }
 
-#[cfg(not(all(
-    target_env = "gnu",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-)))]
+#[cfg(not(all(target_env = "gnu", target_arch = "x86_64")))]
 /// `gettimeofday` with the C library's `struct timeval`.
 ///
 /// # Safety
@@ -51,10 +48,7 @@ pub unsafe extern "C" fn vdsotime_gettimeofday(
     unsafe { ctypes::gettimeofday(tv, tz) }
 }
 
-#[cfg(not(all(
-    target_env = "gnu",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-)))]
+#[cfg(not(all(target_env = "gnu", target_arch = "x86_64")))]
 /// `time` with the C library's `time_t`.
 ///
 /// # Safety
@@ -107,10 +101,7 @@ pub unsafe extern "C" fn vdsotime_clock_getres64(
     unsafe { abi::clock_getres64(clock, res) }
 }
 
-#[cfg(not(all(
-    target_env = "gnu",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-)))]
+#[cfg(not(all(target_env = "gnu", target_arch = "x86_64")))]
 /// `gettimeofday` with 64-bit fields on every target.
 ///
 /// # Safety
@@ -125,10 +116,7 @@ pub unsafe extern "C" fn vdsotime_gettimeofday64(
     unsafe { abi::gettimeofday64(tv, tz) }
 }
 
-#[cfg(not(all(
-    target_env = "gnu",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-)))]
+#[cfg(not(all(target_env = "gnu", target_arch = "x86_64")))]
 /// `time` with a 64-bit result on every target.
 ///
 /// # Safety

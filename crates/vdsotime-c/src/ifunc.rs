@@ -10,8 +10,9 @@
 //! a library that uses these names without linking libvdsotime can come first, and glibc
 //! then warns "Relink ... for IFUNC symbol". The resolver checks whether this library's
 //! own relocations are done, with nothing that needs them, and answers the plain wrapper
-//! if not. Only glibc runs IFUNC resolvers (not musl), and only x86-64 and aarch64 have
-//! the one-instruction trampoline below; elsewhere the wrappers are exported directly.
+//! if not. Only glibc runs IFUNC resolvers (not musl), and only on x86-64 has this been
+//! run (the trampoline and the check are a few lines of asm per architecture); elsewhere
+//! the wrappers are exported directly.
 //!
 //! Not in the LD_PRELOAD library: there every program's libraries loaded after it are
 //! relocated first, and glibc's warning appears in bash, ssh, curl, gpg and openssl.
@@ -29,16 +30,9 @@ macro_rules! ifunc {
         #[unsafe(naked)]
         #[no_mangle]
         pub extern "C" fn $name() {
-            #[cfg(target_arch = "x86_64")]
             core::arch::naked_asm!(
                 concat!(".type ", stringify!($name), ", @gnu_indirect_function"),
                 "jmp {r}",
-                r = sym $resolver,
-            );
-            #[cfg(target_arch = "aarch64")]
-            core::arch::naked_asm!(
-                concat!(".type ", stringify!($name), ", %gnu_indirect_function"),
-                "b {r}",
                 r = sym $resolver,
             );
         }
@@ -82,20 +76,9 @@ fn relocated() -> bool {
     // library; before relocation the word holds the link-time value, which is only
     // compared, never used.
     unsafe {
-        #[cfg(target_arch = "x86_64")]
         core::arch::asm!(
             "mov {linked}, qword ptr [rip + {word}]",
             "lea {actual}, [rip + {anchor}]",
-            word = sym ANCHOR_ADDRESS, anchor = sym ANCHOR,
-            linked = out(reg) linked, actual = out(reg) actual,
-            options(nostack, readonly, preserves_flags),
-        );
-        #[cfg(target_arch = "aarch64")]
-        core::arch::asm!(
-            "adrp {linked}, {word}",
-            "ldr {linked}, [{linked}, :lo12:{word}]",
-            "adrp {actual}, {anchor}",
-            "add {actual}, {actual}, :lo12:{anchor}",
             word = sym ANCHOR_ADDRESS, anchor = sym ANCHOR,
             linked = out(reg) linked, actual = out(reg) actual,
             options(nostack, readonly, preserves_flags),

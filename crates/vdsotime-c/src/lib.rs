@@ -12,8 +12,5 @@ pub mod abi;
 pub mod ctypes;
 mod exports;
 /// Where glibc runs IFUNC resolvers and the trampoline exists: `time` and `gettimeofday`.
-#[cfg(all(
-    target_env = "gnu",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
+#[cfg(all(target_env = "gnu", target_arch = "x86_64"))]
 mod ifunc;

@@ -3,10 +3,7 @@
 //! libvdsotime gets the wrappers, and every binding tells the kernel's time, with lazy
 //! and immediate binding alike.
 
-#![cfg(all(
-    target_env = "gnu",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
+#![cfg(all(target_env = "gnu", target_arch = "x86_64"))]
 
 mod support;
 

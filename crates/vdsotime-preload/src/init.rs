@@ -19,7 +19,7 @@ static INIT: Constructor = init;
 /// musl calls them with none, so the environment comes from `environ`, which both C
 /// libraries set before they run constructors.
 extern "C" fn init() {
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    #[cfg(target_arch = "x86_64")]
     crate::trampoline::bind();
     // SAFETY: reading the C library's `environ` pointer, set before constructors run.
     let envp = unsafe { environ };

@@ -31,7 +31,7 @@ pub unsafe extern "C" fn clock_getres(clock: libc::clockid_t, res: *mut libc::ti
     unsafe { abi::clock_getres(clock, res) }
 }
 
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[cfg(not(target_arch = "x86_64"))]
 /// `gettimeofday(2)`; either pointer may be NULL, `tz` is filled as the kernel does.
 ///
 /// # Safety
@@ -43,7 +43,7 @@ pub unsafe extern "C" fn gettimeofday(tv: *mut libc::timeval, tz: *mut core::ffi
     unsafe { abi::gettimeofday(tv, tz) }
 }
 
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[cfg(not(target_arch = "x86_64"))]
 /// `time(2)`; `t` may be NULL.
 ///
 /// # Safety

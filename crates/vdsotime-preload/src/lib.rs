@@ -21,5 +21,5 @@ mod interpose;
 mod interpose_random;
 #[cfg(target_pointer_width = "32")]
 mod time64;
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[cfg(target_arch = "x86_64")]
 mod trampoline;

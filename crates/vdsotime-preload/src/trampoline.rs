@@ -1,4 +1,5 @@
-//! `time` and `gettimeofday` as one indirect jump each, on 64-bit x86 and arm.
+//! `time` and `gettimeofday` as one indirect jump each, on x86-64 (the one architecture
+//! this runs on here; elsewhere they are the plain wrappers).
 //!
 //! glibc binds its own `time` and `gettimeofday` to the vDSO's symbols through IFUNC
 //! resolvers, so a call is the program's PLT jump and the vDSO. An LD_PRELOAD library
@@ -63,15 +64,7 @@ pub unsafe extern "C" fn gettimeofday(tv: *mut libc::timeval, tz: *mut c_void) -
 /// The body of a trampoline: an indirect jump through `$target`, arguments untouched.
 macro_rules! jump {
     ($target:ident) => {{
-        #[cfg(target_arch = "x86_64")]
         core::arch::naked_asm!("jmp qword ptr [rip + {t}]", t = sym $target);
-        #[cfg(target_arch = "aarch64")]
-        core::arch::naked_asm!(
-            "adrp x16, {t}",
-            "ldr x16, [x16, :lo12:{t}]",
-            "br x16",
-            t = sym $target,
-        );
     }};
 }
 use jump;
