@@ -411,6 +411,7 @@ pub fn sched_getcpu() -> c_int {
 
 /// [`sched_getcpu`] from the vDSO or the syscall: out of line and the last call, so the
 /// rseq read above needs no frame (a tail jump).
+#[cold]
 #[inline(never)]
 extern "C" fn sched_getcpu_otherwise() -> c_int {
     match vdsotime::current_cpu() {
