@@ -19,6 +19,8 @@ mod names;
 mod output;
 mod peers;
 mod profile;
+#[cfg(target_pointer_width = "32")]
+mod raw32;
 mod sandwich;
 mod summary;
 mod svg;

@@ -43,7 +43,9 @@ fn show_tv(t: &Timeval) -> String {
 
 fn tid() -> i32 {
     // SAFETY: gettid has no preconditions.
-    let t = unsafe { libc::syscall(libc::SYS_gettid) };
+    let t: libc::c_long = unsafe { libc::syscall(libc::SYS_gettid) };
+    // A `long`: 64 bits wide on 64-bit targets, where a thread id still fits an i32.
+    #[allow(clippy::useless_conversion)]
     i32::try_from(t).unwrap_or(0)
 }
 

@@ -110,7 +110,11 @@ pub fn short_rows() -> Vec<Function> {
 pub fn probe(f: Function, imp: Impl) -> Option<Probe> {
     match imp {
         Impl::Vdsotime => Some(vdsotime_probe(f)),
+        #[cfg(target_pointer_width = "64")]
         Impl::VdsoRaw => raw_probe(f),
+        // Where the vDSO has only a time32 symbol, that symbol is the floor.
+        #[cfg(target_pointer_width = "32")]
+        Impl::VdsoRaw => raw_probe(f).or_else(|| crate::raw32::probe(f)),
         Impl::Libc => Some(libc_probe(f)),
         Impl::Rustix => crate_paths::rustix_probe(f),
         Impl::Std => crate_paths::std_probe(f),
