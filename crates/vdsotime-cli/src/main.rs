@@ -22,6 +22,10 @@ mod profile;
 #[cfg(target_pointer_width = "32")]
 mod raw32;
 mod sandwich;
+/// The core's visible-skip helper (`SKIP <test>: <reason>`), shared with the CLI's tests.
+#[cfg(all(test, target_pointer_width = "32"))]
+#[path = "../../vdsotime/tests/support/skip.rs"]
+mod skip;
 mod summary;
 mod svg;
 mod tally;

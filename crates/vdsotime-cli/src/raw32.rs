@@ -96,8 +96,11 @@ mod tests {
     #[test]
     fn the_time32_symbols_answer_as_the_library() {
         let Some(getres) = symbol(|a| a.clock_getres) else {
-            println!("SKIP the_time32_symbols_answer_as_the_library: no time32 clock_getres in this vDSO");
-            return;
+            return crate::skip::skip(
+                "the_time32_symbols_answer_as_the_library",
+                "vdso",
+                "this process's vDSO has no time32 clock_getres",
+            );
         };
         // SAFETY: as in `probe`.
         let getres = unsafe { std::mem::transmute::<usize, GetresFn>(getres) };
