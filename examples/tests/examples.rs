@@ -1,0 +1,171 @@
+//! Every example builds and runs as a user would build and run it, and what it prints
+//! agrees with the kernel:
+//!
+//! - `quickstart` (src/main.rs, built by `cargo test` itself): its CLOCK_REALTIME reading
+//!   lies between two raw system calls, and it reports the path this process takes too;
+//! - `no-std/`, a project of its own, built here with `cargo build --locked --offline` into
+//!   `target/examples` (its `panic = "abort"` must not reach this workspace): it links,
+//!   builds without a warning, runs, and its readings lie between raw system calls;
+//! - `getrandom-backend/`, built twice: with `--cfg getrandom_backend="custom"` its
+//!   `getrandom::fill` is served by vdsotime (a vdsotime state is in use afterwards where
+//!   the vDSO has getrandom), without the cfg by getrandom's own backend; neither build
+//!   warns (the cfg is declared in its Cargo.toml).
+//!
+//! The nested builds share nothing with the outer one but the package cache, and every
+//! crate they need is in it: the outer build just used the same versions (their lock files
+//! hold only versions of this workspace's Cargo.lock).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use vdsotime::{ClockId, Function};
+
+/// A clock read by the raw system call, in nanoseconds.
+fn syscall_ns(clock: ClockId) -> i128 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through the valid pointer.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_clock_gettime,
+            libc::c_long::from(clock.as_raw()),
+            &mut ts,
+        )
+    };
+    assert_eq!(rc, 0, "clock_gettime({clock}) syscall");
+    i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec)
+}
+
+/// Parses "SECONDS.NANOSECONDS" into nanoseconds.
+fn parse_ns(text: &str) -> i128 {
+    let (s, ns) = text.split_once('.').expect("seconds.nanoseconds");
+    assert_eq!(ns.len(), 9, "nine digits of nanoseconds: {text}");
+    s.parse::<i128>().expect("seconds") * 1_000_000_000 + ns.parse::<i128>().expect("ns")
+}
+
+/// The value after `key ` on the line that starts with it.
+fn field<'a>(out: &'a str, key: &str) -> &'a str {
+    out.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no line `{key} ...` in:\n{out}"))
+}
+
+/// Runs `program`, bracketing it with `clock` read by the syscall; its stdout and the bracket.
+fn run_bracketed(program: &Path, clock: ClockId) -> (String, i128, i128) {
+    let before = syscall_ns(clock);
+    let out = Command::new(program).output().expect("run the example");
+    let after = syscall_ns(clock);
+    assert!(out.status.success(), "{program:?}: {out:?}");
+    (String::from_utf8(out.stdout).expect("utf-8"), before, after)
+}
+
+/// target/, from this test's executable in target/<profile>/deps.
+fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    exe.ancestors()
+        .nth(3)
+        .expect("target/<profile>/deps/<test>")
+        .to_path_buf()
+}
+
+/// Builds the example project `name` as its README says, in target/examples/<dir>, and
+/// returns its binary. `cfg` is added to RUSTFLAGS. The build must not warn.
+fn build(name: &str, binary: &str, cfg: Option<&str>, dir: &str) -> PathBuf {
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join(name);
+    let target = target_dir().join("examples").join(dir);
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut rustflags = std::env::var("RUSTFLAGS").unwrap_or_default();
+    if let Some(cfg) = cfg {
+        rustflags.push_str(" --cfg ");
+        rustflags.push_str(cfg);
+    }
+    let out = Command::new(cargo)
+        .args([
+            "build",
+            "--release",
+            "--locked",
+            "--offline",
+            "--target-dir",
+        ])
+        .arg(&target)
+        .env("RUSTFLAGS", rustflags.trim())
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_TARGET_DIR")
+        .current_dir(&project)
+        .output()
+        .expect("run cargo");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "building {name} failed:\n{stderr}");
+    assert!(
+        !stderr.contains("warning"),
+        "building {name} warns:\n{stderr}"
+    );
+    target.join("release").join(binary)
+}
+
+#[test]
+fn quickstart_reads_the_kernels_realtime_and_names_its_path() {
+    let (out, before, after) = run_bracketed(
+        Path::new(env!("CARGO_BIN_EXE_quickstart")),
+        ClockId::REALTIME,
+    );
+    let read = parse_ns(field(&out, "realtime"));
+    assert!(
+        before <= read && read <= after,
+        "{before} <= {read} <= {after}\n{out}"
+    );
+    let path = vdsotime::path(Function::ClockGettime(ClockId::MONOTONIC)).to_string();
+    assert_eq!(field(&out, "clock_gettime(MONOTONIC) ->"), path, "{out}");
+    assert_eq!(
+        field(&out, "getcpu ->"),
+        vdsotime::path(Function::Getcpu).to_string()
+    );
+}
+
+#[test]
+fn no_std_no_main_binary_links_and_reads_the_clocks() {
+    let program = build("no-std", "vdsotime-no-std-example", None, "no-std");
+    for clock in [ClockId::MONOTONIC, ClockId::REALTIME] {
+        let (out, before, after) = run_bracketed(&program, clock);
+        let read = parse_ns(field(&out, &clock.to_string()));
+        assert!(
+            before <= read && read <= after,
+            "{clock}: {before} <= {read} <= {after}"
+        );
+        let path = vdsotime::path(Function::ClockGettime(clock)).to_string();
+        assert_eq!(field(&out, &format!("{clock} path")), path, "{out}");
+    }
+}
+
+#[test]
+fn getrandom_backend_serves_getrandom_only_with_its_cfg() {
+    let custom = build(
+        "getrandom-backend",
+        "vdsotime-getrandom-backend-example",
+        Some("getrandom_backend=\"custom\""),
+        "getrandom-custom",
+    );
+    let default = build(
+        "getrandom-backend",
+        "vdsotime-getrandom-backend-example",
+        None,
+        "getrandom-default",
+    );
+    let vdso_getrandom = vdsotime::random::params().is_some();
+    for (program, backend, in_use) in [
+        (custom, "vdsotime", usize::from(vdso_getrandom)),
+        (default, "getrandom's own", 0),
+    ] {
+        let (out, _, _) = run_bracketed(&program, ClockId::MONOTONIC);
+        assert_eq!(field(&out, "backend"), backend, "{out}");
+        let key = field(&out, "key");
+        assert_eq!(key.len(), 64, "{out}");
+        assert_ne!(key, "0".repeat(64), "{out}");
+        let used: usize = field(&out, "vdsotime states in use")
+            .parse()
+            .expect("count");
+        assert_eq!(used, in_use, "{backend}: vdsotime states in use\n{out}");
+    }
+}
