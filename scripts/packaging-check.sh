@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo publish --dry-run --allow-dirty -p vdsotime -p vdsotime-cli
+cargo publish --dry-run --allow-dirty -p vdsotime -p vdsotime-getrandom -p vdsotime-cli
 
 CARGO_TARGET_DIR=target cargo install --quiet --locked --path crates/vdsotime-cli \
 	--root target/install-check
