@@ -10,6 +10,27 @@ fn judge(profile: &serde_json::Value, name: &str) -> (i32, String) {
     (c, out)
 }
 
+/// Makes `p` a machine whose vDSO enters the kernel for every counter clock, as the
+/// probe and the timing would both see it.
+fn counter_clocks_fall_back(p: &mut serde_json::Value) {
+    let counter = |f: &serde_json::Value| {
+        let clock = f["clock"].as_str().unwrap_or("");
+        (f["function"] == "clock_gettime" && !clock.ends_with("_COARSE"))
+            || f["function"] == "gettimeofday"
+    };
+    for c in p["costs"].as_array_mut().unwrap() {
+        if counter(c) {
+            let sys = c["syscall_ns"].as_f64().unwrap();
+            c["vdsotime_ns"] = (sys * 1.02).into();
+        }
+    }
+    for c in p["probe"]["calls"].as_array_mut().unwrap() {
+        if counter(c) {
+            c["outcome"] = "syscall".into();
+        }
+    }
+}
+
 /// This machine's profile made healthy by construction.
 fn healthy_profile() -> serde_json::Value {
     // The live machine may judge either way; only its shape is reused.
@@ -54,11 +75,23 @@ fn doctor_json_is_consistent_with_exit_status() {
         positive(&cost["syscall_ns"], "syscall_ns");
         positive(&cost["libc_ns"], "libc_ns");
     }
+    assert_eq!(v["schema_version"], 1);
     let findings = v["verdict"]["findings"].as_array().unwrap();
-    assert!(findings.iter().any(|f| f["message"]
-        .as_str()
-        .unwrap()
-        .contains("clock_gettime(MONOTONIC)")));
+    for f in findings {
+        assert!(f["code"].is_string() && f["message"].is_string(), "{f}");
+        assert!(f["subject"].is_object(), "{f}");
+    }
+    let paths = v["paths"].as_array().unwrap();
+    assert!(paths.len() >= 10, "{paths:?}");
+    for p in paths {
+        let path = p["path"].as_str().unwrap();
+        assert!(
+            ["vdso", "vdso-fallback", "no-vdso", "syscall", "rseq"].contains(&path),
+            "{p}"
+        );
+        let method = p["method"].as_str().unwrap();
+        assert!(["seccomp", "timing", "lookup"].contains(&method), "{p}");
+    }
 }
 
 #[test]
@@ -71,17 +104,13 @@ fn simulated_healthy_profile_is_healthy() {
 #[test]
 fn simulated_fallback_profile_is_degraded() {
     let mut p = healthy_profile();
-    for c in p["costs"].as_array_mut().unwrap() {
-        let sys = c["syscall_ns"].as_f64().unwrap();
-        c["vdsotime_ns"] = (sys * 1.02).into();
-    }
+    counter_clocks_fall_back(&mut p);
+    p["facts"]["clocksource"] = "mystery".into();
     let (c, out) = judge(&p, "fallback");
     assert_eq!(c, 2, "{out}");
     assert!(out.contains("DEGRADED"));
     assert!(
-        out.contains(
-            "clock_gettime(MONOTONIC) goes through the vDSO but costs as much as a system call"
-        ),
+        out.contains("clock_gettime(MONOTONIC) enters the kernel inside the vDSO"),
         "{out}"
     );
 }
@@ -90,6 +119,7 @@ fn simulated_fallback_profile_is_degraded() {
 fn simulated_hpet_gets_switch_advice() {
     let mut p = healthy_profile();
     p["facts"]["clocksource"] = "hpet".into();
+    counter_clocks_fall_back(&mut p);
     let (c, out) = judge(&p, "hpet");
     assert_eq!(c, 2, "{out}");
     assert!(
