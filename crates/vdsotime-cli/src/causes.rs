@@ -10,7 +10,7 @@ use crate::findings::{Code, Finding, Fix, Role, Severity, Subject};
 pub fn no_vdso(s: &Scene, out: &mut Vec<Finding>) {
     let f = &s.p.facts;
     let mut msg = String::from(
-        "This process has no vDSO (the kernel mapped none: AT_SYSINFO_EHDR is 0), so every time call is a system call",
+        "This process has no vDSO (its auxiliary vector has no AT_SYSINFO_EHDR), so every time call is a system call",
     );
     if let Some(r) = s.reference() {
         msg += &format!(" ({} costs {} ns)", r.label(), s.ns(r.vdso_ns));
@@ -106,19 +106,18 @@ pub fn tsc_unstable(s: &Scene, out: &mut Vec<Finding>) {
     } else {
         "."
     };
-    msg += " A TSC marked unstable cannot be selected again until the next boot: the kernel hides it from available_clocksource and refuses it in current_clocksource.";
     let mut fix = Fix::default();
     match &evidence {
         TscEvidence::BootParam(p) => {
-            msg += &format!(" Remove `{p}` from the kernel command line and reboot.");
+            msg += &format!(" With `{p}` the kernel never registers the TSC as a clocksource, so it cannot be selected: remove `{p}` from the kernel command line and reboot.");
             fix.boot = Some(format!("remove {p}"));
         }
         TscEvidence::Log(r) if r.contains("watchdog") => {
-            msg += " The clocksource watchdog saw the TSC drift against another clock. On a physical machine, update the firmware and check that the CPU reports constant_tsc and nonstop_tsc; on a virtual machine, ask for a stable (invariant) TSC from the host or use its paravirtual clock. If you know the TSCs are synchronized, the kernel parameter `tsc=reliable` stops the watchdog from rejecting the TSC on the next boot.";
+            msg += " The clocksource watchdog saw the TSC drift against another clock. A TSC marked unstable stays unusable until the next boot: the kernel no longer lists it in available_clocksource and refuses to select it. On a physical machine, update the firmware and check that the CPU reports constant_tsc and nonstop_tsc; on a virtual machine, ask for a stable (invariant) TSC from the host or use its paravirtual clock. If you know the TSCs are synchronized, the kernel parameter `tsc=reliable` stops the watchdog from rejecting the TSC on the next boot.";
             fix.boot = Some("tsc=reliable".into());
         }
         _ => {
-            msg += " Check the kernel log (dmesg | grep -i tsc) for the reason; if you know the TSCs are synchronized, the kernel parameter `tsc=reliable` keeps the TSC on the next boot.";
+            msg += " A TSC marked unstable stays unusable until the next boot: the kernel no longer lists it in available_clocksource and refuses to select it. Check the kernel log (dmesg | grep -i tsc) for the reason; if you know the TSCs are synchronized, the kernel parameter `tsc=reliable` keeps the TSC on the next boot.";
         }
     }
     if let Some(b) = clocksources::better(&f.clocksources_available, &cs) {

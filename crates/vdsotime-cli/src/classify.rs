@@ -249,3 +249,7 @@ pub fn classify(p: &Profile) -> Verdict {
 #[cfg(test)]
 #[path = "classify_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "scenario_tests.rs"]
+mod scenarios;

@@ -66,7 +66,7 @@ fn fallback(s: &Scene, e: &PathEntry, out: &mut Vec<Finding>) {
         Severity::Warning
     };
     let how = match e.method {
-        Method::Seccomp => "a seccomp filter caught its system call",
+        Method::Seccomp => "caught under seccomp",
         _ => "judged by its cost",
     };
     let cost = match (e.vdso_ns, e.syscall_ns) {

@@ -1,59 +1,18 @@
 use crate::*;
 
-fn judge(profile: &serde_json::Value, name: &str) -> (i32, String) {
-    let d = scratch(name);
-    let file = d.join("profile.json");
-    std::fs::write(&file, serde_json::to_string(profile).unwrap()).unwrap();
-    let (c, out, err) = parts(&run(&["doctor", "--profile", file.to_str().unwrap()]));
-    let _ = std::fs::remove_dir_all(d);
-    assert!(c == 0 || c == 2, "{out}\n{err}");
+/// A saved scenario profile (tests/profiles), by name.
+pub fn profile_path(name: &str) -> String {
+    format!("{}/tests/profiles/{name}.json", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `doctor --profile <scenario>` with `extra` arguments: exit code and stdout.
+pub fn judge(name: &str, extra: &[&str]) -> (i32, String) {
+    let path = profile_path(name);
+    let mut args = vec!["doctor", "--profile", path.as_str()];
+    args.extend_from_slice(extra);
+    let (c, out, err) = parts(&run(&args));
+    assert!(err.is_empty(), "{name}: {err}");
     (c, out)
-}
-
-/// Makes `p` a machine whose vDSO enters the kernel for every counter clock, as the
-/// probe and the timing would both see it.
-fn counter_clocks_fall_back(p: &mut serde_json::Value) {
-    let counter = |f: &serde_json::Value| {
-        let clock = f["clock"].as_str().unwrap_or("");
-        (f["function"] == "clock_gettime" && !clock.ends_with("_COARSE"))
-            || f["function"] == "gettimeofday"
-    };
-    for c in p["costs"].as_array_mut().unwrap() {
-        if counter(c) {
-            let sys = c["syscall_ns"].as_f64().unwrap();
-            c["vdsotime_ns"] = (sys * 1.02).into();
-        }
-    }
-    for c in p["probe"]["calls"].as_array_mut().unwrap() {
-        if counter(c) {
-            c["outcome"] = "syscall".into();
-        }
-    }
-}
-
-/// This machine's profile made healthy by construction.
-fn healthy_profile() -> serde_json::Value {
-    // The live machine may judge either way; only its shape is reused.
-    let (c, out, err) = parts(&run(&["doctor", "--duration", "0.005", "--json"]));
-    assert!(c == 0 || c == 2, "{err}");
-    let real: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let mut p = real["profile"].clone();
-    p["has_vdso"] = true.into();
-    p["missing_symbols"] = serde_json::json!([]);
-    p["facts"]["machine"] = "x86_64".into();
-    p["facts"]["clocksource"] = "tsc".into();
-    p["facts"]["clocksources_available"] = serde_json::json!(["tsc", "hpet", "acpi_pm"]);
-    p["facts"]["cpu_flags"]["known"] = true.into();
-    p["facts"]["cpu_flags"]["constant_tsc"] = true.into();
-    p["facts"]["cpu_flags"]["nonstop_tsc"] = true.into();
-    p["facts"]["tsc_marked_unstable"] = false.into();
-    for c in p["costs"].as_array_mut().unwrap() {
-        let sys = c["syscall_ns"].as_f64().unwrap();
-        c["vdsotime_ns"] = (sys / 10.0).into();
-        c["libc_ns"] = (sys / 9.0).into();
-        c["route"] = "__vdso_simulated@LINUX_2.6".into();
-    }
-    p
 }
 
 #[test]
@@ -64,6 +23,7 @@ fn doctor_json_is_consistent_with_exit_status() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let status = v["verdict"]["status"].as_str().unwrap();
     assert_eq!(status == "degraded", c == 2);
+    assert_eq!(v["schema_version"], 1);
     let costs = v["profile"]["costs"].as_array().unwrap();
     assert_eq!(
         costs.len(),
@@ -75,14 +35,12 @@ fn doctor_json_is_consistent_with_exit_status() {
         positive(&cost["syscall_ns"], "syscall_ns");
         positive(&cost["libc_ns"], "libc_ns");
     }
-    assert_eq!(v["schema_version"], 1);
-    let findings = v["verdict"]["findings"].as_array().unwrap();
-    for f in findings {
+    for f in v["verdict"]["findings"].as_array().unwrap() {
         assert!(f["code"].is_string() && f["message"].is_string(), "{f}");
         assert!(f["subject"].is_object(), "{f}");
     }
     let paths = v["paths"].as_array().unwrap();
-    assert!(paths.len() >= 10, "{paths:?}");
+    assert_eq!(paths.len(), 18, "10 timed + 7 clock_getres + getrandom");
     for p in paths {
         let path = p["path"].as_str().unwrap();
         assert!(
@@ -94,63 +52,139 @@ fn doctor_json_is_consistent_with_exit_status() {
     }
 }
 
+/// The proof on this real machine: where the clocksource is tsc (or the arm64
+/// counter), every counter clock must come out `vdso`, proved under seccomp.
 #[test]
-fn simulated_healthy_profile_is_healthy() {
-    let (c, out) = judge(&healthy_profile(), "healthy");
-    assert_eq!(c, 0, "{out}");
-    assert!(out.contains("HEALTHY"));
-}
-
-#[test]
-fn simulated_fallback_profile_is_degraded() {
-    let mut p = healthy_profile();
-    counter_clocks_fall_back(&mut p);
-    p["facts"]["clocksource"] = "mystery".into();
-    let (c, out) = judge(&p, "fallback");
-    assert_eq!(c, 2, "{out}");
-    assert!(out.contains("DEGRADED"));
-    assert!(
-        out.contains("clock_gettime(MONOTONIC) enters the kernel inside the vDSO"),
-        "{out}"
-    );
-}
-
-#[test]
-fn simulated_hpet_gets_switch_advice() {
-    let mut p = healthy_profile();
-    p["facts"]["clocksource"] = "hpet".into();
-    counter_clocks_fall_back(&mut p);
-    let (c, out) = judge(&p, "hpet");
-    assert_eq!(c, 2, "{out}");
-    assert!(
-        out.contains("echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource"),
-        "{out}"
-    );
-    assert!(out.contains("clocksource=tsc"));
-}
-
-#[test]
-fn simulated_libc_syscall_is_reported() {
-    let mut p = healthy_profile();
-    for c in p["costs"].as_array_mut().unwrap() {
-        let sys = c["syscall_ns"].as_f64().unwrap();
-        c["libc_ns"] = sys.into();
+fn this_machine_every_counter_clock_is_proved_vdso() {
+    const TEST: &str = "this_machine_every_counter_clock_is_proved_vdso";
+    let v = json(&["doctor", "--duration", "0.005"], 0);
+    let cs = v["profile"]["facts"]["clocksource"].as_str().unwrap_or("");
+    if !v["profile"]["has_vdso"].as_bool().unwrap() {
+        return skip::skip(TEST, "vdso", "this process has no vDSO");
     }
-    let (c, out) = judge(&p, "libc");
-    assert_eq!(c, 0, "{out}");
-    assert!(
-        out.contains("Your C library makes a system call for gettimeofday()"),
-        "{out}"
-    );
+    if v["profile"]["probe"]["method"] != "seccomp" {
+        return skip::skip(
+            TEST,
+            "seccomp",
+            format!("{}", v["profile"]["probe"]["unavailable"]),
+        );
+    }
+    if cs != "tsc" && cs != "arch_sys_counter" {
+        return skip::skip(TEST, "vdso", format!("the clocksource is {cs:?}"));
+    }
+    for p in v["paths"].as_array().unwrap() {
+        if p["function"] == "clock_gettime" || p["function"] == "gettimeofday" {
+            assert_eq!(
+                (&p["path"], &p["method"]),
+                (&"vdso".into(), &"seccomp".into()),
+                "{p}"
+            );
+        }
+    }
+    assert_eq!(v["verdict"]["status"], "healthy");
 }
 
 #[test]
-fn bad_profile_is_an_error() {
+fn scenarios_exit_with_their_verdict_and_cause_first() {
+    for (name, code, first) in [
+        ("healthy", 0, None),
+        ("time_namespace", 0, None),
+        ("hpet", 2, Some("clocksource_not_vdso_capable")),
+        ("acpi_pm", 2, Some("clocksource_not_vdso_capable")),
+        ("tsc_unstable", 2, Some("tsc_marked_unstable")),
+        ("tsc_watchdog", 2, Some("tsc_marked_unstable")),
+        ("no_vdso", 2, Some("no_vdso")),
+    ] {
+        let (c, out) = judge(name, &["--json"]);
+        assert_eq!(c, code, "{name}: {out}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let findings = v["verdict"]["findings"].as_array().unwrap();
+        if let Some(first) = first {
+            assert_eq!(findings[0]["code"], first, "{name}: {out}");
+            assert_eq!(findings[0]["role"], "cause", "{name}");
+        }
+        let (c, text) = judge(name, &[]);
+        assert_eq!(c, code, "{name}");
+        let head = if code == 0 { "HEALTHY" } else { "DEGRADED" };
+        assert!(
+            text.starts_with(&format!("doctor verdict: {head}")),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn hpet_text_names_hpet_and_the_fix_first() {
+    let (c, out) = judge("hpet", &[]);
+    assert_eq!(c, 2);
+    let first = out.lines().nth(1).unwrap();
+    assert!(
+        first.contains("DEGRADED [clocksource_not_vdso_capable] The clocksource is hpet"),
+        "{out}"
+    );
+    assert!(
+        first.contains(
+            "echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource"
+        ),
+        "{out}"
+    );
+    assert!(first.contains("`clocksource=tsc`"), "{out}");
+}
+
+#[test]
+fn bad_profile_is_a_runtime_error() {
     let d = scratch("badprofile");
     let file = d.join("p.json");
     std::fs::write(&file, "{\"nope\": 1}").unwrap();
     let (c, _, err) = parts(&run(&["doctor", "--profile", file.to_str().unwrap()]));
     assert_eq!(c, 1);
     assert!(err.contains("not a doctor profile"), "{err}");
+    let (c, _, err) = parts(&run(&[
+        "doctor",
+        "--profile",
+        d.join("missing.json").to_str().unwrap(),
+    ]));
+    assert_eq!(c, 1, "{err}");
     let _ = std::fs::remove_dir_all(d);
+}
+
+/// valgrind runs its guest without a vDSO: the doctor must say so once, name valgrind,
+/// and say nothing false.
+#[test]
+fn under_valgrind_the_doctor_names_the_missing_vdso() {
+    const TEST: &str = "under_valgrind_the_doctor_names_the_missing_vdso";
+    let o = std::process::Command::new("valgrind")
+        .args(["-q", "--error-exitcode=99", env!("CARGO_BIN_EXE_vdsotime")])
+        .args(["doctor", "--json", "--duration", "0.005"])
+        .env_remove("VDSOTIME_FAULT")
+        .output();
+    let o = match o {
+        Ok(o) => o,
+        Err(e) => return skip::skip(TEST, "valgrind", format!("cannot run valgrind: {e}")),
+    };
+    let (c, out, err) = parts(&o);
+    assert_eq!(c, 2, "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["profile"]["has_vdso"], false);
+    let findings = v["verdict"]["findings"].as_array().unwrap();
+    assert_eq!(findings[0]["code"], "no_vdso", "{out}");
+    let m = findings[0]["message"].as_str().unwrap();
+    assert!(m.contains("Here the process runs under valgrind"), "{m}");
+    assert!(m.contains("`vdso=0`"), "{m}");
+    let degraded = findings
+        .iter()
+        .filter(|f| f["severity"] == "degraded")
+        .count();
+    assert_eq!(degraded, 1, "{out}");
+    for f in findings {
+        let m = f["message"].as_str().unwrap();
+        assert!(
+            !m.contains("on this architecture") && !m.contains("served by the vDSO"),
+            "{m}"
+        );
+        assert_ne!(f["severity"], "ok", "{f}");
+    }
+    for p in v["paths"].as_array().unwrap() {
+        assert_eq!(p["path"], "no-vdso", "{p}");
+    }
 }

@@ -7,7 +7,9 @@ mod bench_getrandom;
 mod check;
 mod doctor;
 mod dump;
+mod expfmt;
 mod info;
+mod prometheus;
 mod summary;
 mod timens;
 
