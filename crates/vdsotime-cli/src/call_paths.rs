@@ -149,50 +149,49 @@ fn judge(
     }
 }
 
+/// One row from what is known of it.
+fn entry(
+    p: &Profile,
+    function: &str,
+    clock: &Option<String>,
+    route: &str,
+    probed: Option<&ProbeCall>,
+    cost: Option<&Cost>,
+) -> PathEntry {
+    let (path, method) = judge(p, route, probed, cost);
+    PathEntry {
+        function: function.to_string(),
+        clock: clock.as_deref().map(short_clock),
+        path,
+        method,
+        route: route.to_string(),
+        vdso_ns: cost.map(|c| c.vdsotime_ns),
+        syscall_ns: cost.map(|c| c.syscall_ns),
+        libc_ns: cost.and_then(|c| c.libc_ns),
+    }
+}
+
 /// Every row: the timed ones in their order, then those only probed.
 pub fn derive(p: &Profile) -> Vec<PathEntry> {
     let calls: &[ProbeCall] = p.probe.as_ref().map_or(&[], |r| &r.calls);
-    let find = |function: &str, clock: &Option<String>| {
-        calls
-            .iter()
-            .find(|c| c.function == function && &c.clock == clock)
-    };
     let mut out: Vec<PathEntry> = p
         .costs
         .iter()
         .map(|c| {
-            let probed = find(&c.function, &c.clock);
-            let (path, method) = judge(p, &c.route, probed, Some(c));
-            PathEntry {
-                function: c.function.clone(),
-                clock: c.clock.as_deref().map(short_clock),
-                path,
-                method,
-                route: c.route.clone(),
-                vdso_ns: Some(c.vdsotime_ns),
-                syscall_ns: Some(c.syscall_ns),
-                libc_ns: c.libc_ns,
-            }
+            let probed = calls
+                .iter()
+                .find(|k| k.function == c.function && k.clock == c.clock);
+            entry(p, &c.function, &c.clock, &c.route, probed, Some(c))
         })
         .collect();
-    for c in calls {
-        if p.costs
+    for k in calls {
+        if !p
+            .costs
             .iter()
-            .any(|k| k.function == c.function && k.clock == c.clock)
+            .any(|c| c.function == k.function && c.clock == k.clock)
         {
-            continue;
+            out.push(entry(p, &k.function, &k.clock, &k.route, Some(k), None));
         }
-        let (path, method) = judge(p, &c.route, Some(c), None);
-        out.push(PathEntry {
-            function: c.function.clone(),
-            clock: c.clock.as_deref().map(short_clock),
-            path,
-            method,
-            route: c.route.clone(),
-            vdso_ns: None,
-            syscall_ns: None,
-            libc_ns: None,
-        });
     }
     out
 }

@@ -49,7 +49,7 @@ pub fn no_vdso(s: &Scene, out: &mut Vec<Finding>) {
 enum TscEvidence {
     /// `tsc=unstable` or `notsc` on the command line.
     BootParam(&'static str),
-    /// "Marking TSC unstable due to <reason>" in the kernel log.
+    /// "Marking TSC unstable due to REASON" in the kernel log.
     Log(String),
     /// The log says the TSC was found unstable, without a reason.
     LogUnspecified,

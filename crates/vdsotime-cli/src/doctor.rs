@@ -54,9 +54,9 @@ pub struct DoctorArgs {
     /// Output format (--json is --format json).
     #[arg(long, value_enum, default_value_t = Format::Text, conflicts_with = "json")]
     pub format: Format,
-    /// Judge a saved profile (the `profile` object of `doctor --json`) instead of
+    /// Judge a saved `doctor --json` document (or its `profile` object) instead of
     /// this machine.
-    #[arg(long, value_name = "FILE", hide = true)]
+    #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
 }
 

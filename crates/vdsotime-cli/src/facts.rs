@@ -185,7 +185,7 @@ pub fn parse_timens(text: &str) -> Vec<TimensOffset> {
 }
 
 /// The reason in a kernel log record that marks the TSC unstable: "Marking TSC
-/// unstable due to <reason>" (arch/x86/kernel/tsc.c, for the boot parameter, the
+/// unstable due to REASON" (arch/x86/kernel/tsc.c, for the boot parameter, the
 /// clocksource watchdog, unsynchronized TSCs, cpufreq changes, ...).
 pub fn tsc_unstable_reason(record: &str) -> Option<String> {
     let (_, rest) = record.split_once("Marking TSC unstable due to ")?;

@@ -217,6 +217,26 @@ mod tests {
     }
 
     #[test]
+    fn the_documentation_lists_every_code_in_order() {
+        let doc =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/doctor.md"))
+                .expect("docs/doctor.md");
+        let mut at = 0;
+        for &c in Code::ALL {
+            let row = format!("| `{}` |", c.as_str());
+            let found = doc[at..].find(&row);
+            assert!(
+                found.is_some(),
+                "docs/doctor.md has no row {row} after byte {at}"
+            );
+            at += found.unwrap_or(0);
+        }
+        for marker in ["<!-- scenarios:begin -->", "<!-- scenarios:end -->"] {
+            assert_eq!(doc.matches(marker).count(), 1, "{marker}");
+        }
+    }
+
+    #[test]
     fn causes_come_before_worse_symptoms() {
         let mut v = vec![
             Finding::new(

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::bench::{self, BenchReport};
 use crate::bench_table;
+use crate::call_paths::{self, PathEntry};
 use crate::classify::{self, Verdict};
 use crate::doctor;
 use crate::facts;
@@ -23,6 +24,7 @@ struct Summary<'a> {
     bench: &'a BenchReport,
     profile: &'a Profile,
     verdict: &'a Verdict,
+    paths: &'a [PathEntry],
     seconds: f64,
 }
 
@@ -49,6 +51,7 @@ pub fn run(json: bool) -> Exit {
             bench: &report,
             profile: &profile,
             verdict: &verdict,
+            paths: &call_paths::derive(&profile),
             seconds: start.elapsed().as_secs_f64(),
         })?;
     } else {

@@ -49,7 +49,7 @@ fn reason(s: &Scene, e: &PathEntry) -> String {
             clocksources::generic_vdso_since(&f.machine),
         ) {
             (Some(v), Some(since)) if v < since => format!(
-                " (Linux {}, older than {}.{}, whose generic vDSO added BOOTTIME, TAI and MONOTONIC_RAW)",
+                " (Linux {}, older than {}.{}, whose generic vDSO serves every high-resolution clock)",
                 f.kernel_release, since.0, since.1
             ),
             _ => String::new(),

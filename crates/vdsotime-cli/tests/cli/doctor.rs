@@ -113,6 +113,44 @@ fn scenarios_exit_with_their_verdict_and_cause_first() {
     }
 }
 
+/// A profile saved before the probe and the newer facts existed is still judged, by
+/// timing, and says so.
+#[test]
+fn profiles_saved_without_the_probe_are_judged_by_timing() {
+    let text = std::fs::read_to_string(profile_path("hpet")).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let p = doc["profile"].as_object_mut().unwrap();
+    p.remove("probe");
+    let facts = p["facts"].as_object_mut().unwrap();
+    for newer in ["tsc_unstable_reason", "kernel_cmdline", "emulator"] {
+        facts.remove(newer);
+    }
+    facts["cpu_flags"].as_object_mut().unwrap().remove("tsc");
+    let d = scratch("oldprofile");
+    let file = d.join("old.json");
+    std::fs::write(&file, serde_json::to_string(&doc).unwrap()).unwrap();
+    let v = json(&["doctor", "--profile", file.to_str().unwrap()], 2);
+    let _ = std::fs::remove_dir_all(d);
+    let findings = v["verdict"]["findings"].as_array().unwrap();
+    assert_eq!(findings[0]["code"], "clocksource_not_vdso_capable");
+    assert!(findings[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("(judged by timing)"));
+    assert!(findings.iter().any(|f| f["code"] == "seccomp_unavailable"));
+    let monotonic = v["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["clock"] == "MONOTONIC")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (&monotonic["path"], &monotonic["method"]),
+        (&"vdso-fallback".into(), &"timing".into())
+    );
+}
+
 #[test]
 fn hpet_text_names_hpet_and_the_fix_first() {
     let (c, out) = judge("hpet", &[]);

@@ -84,6 +84,19 @@ fn this_machine_as_metrics() {
 }
 
 #[test]
+fn the_documentation_lists_every_metric() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/doctor.md"))
+        .unwrap();
+    let (_, out) = judge("healthy", &["--format", "prometheus"]);
+    for name in metrics(&out).keys() {
+        assert!(
+            doc.contains(&format!("| `{name}` |")),
+            "docs/doctor.md lacks {name}"
+        );
+    }
+}
+
+#[test]
 fn scenarios_as_metrics() {
     for (name, healthy, path) in [
         ("healthy", 1.0, "vdso"),
