@@ -113,7 +113,7 @@ fn uname() -> (String, String) {
         let bytes: Vec<u8> = f
             .iter()
             .take_while(|&&c| c != 0)
-            .map(|&c| c as u8)
+            .map(|&c| c.to_ne_bytes()[0]) // c_char is i8 or u8 by architecture
             .collect();
         String::from_utf8_lossy(&bytes).into_owned()
     };

@@ -38,27 +38,41 @@ const fn audit_arch() -> Option<u32> {
     }
 }
 
+/// The calls every architecture has.
+const COMMON: &[u32] = &[
+    nr::__NR_clock_gettime,
+    nr::__NR_clock_getres,
+    nr::__NR_gettimeofday,
+    nr::__NR_getcpu,
+    nr::__NR_getrandom,
+];
+/// The time64 calls of 32-bit architectures.
+#[cfg(target_pointer_width = "32")]
+const TIME64: &[u32] = &[nr::__NR_clock_gettime64, nr::__NR_clock_getres_time64];
+#[cfg(not(target_pointer_width = "32"))]
+const TIME64: &[u32] = &[];
+/// `time`, where the architecture has it.
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "x86",
+    target_arch = "powerpc",
+    target_arch = "powerpc64",
+    target_arch = "mips"
+))]
+const TIME: &[u32] = &[nr::__NR_time];
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "x86",
+    target_arch = "powerpc",
+    target_arch = "powerpc64",
+    target_arch = "mips"
+)))]
+const TIME: &[u32] = &[];
+
 /// Every system call a vDSO time, CPU or random function falls back to on this
 /// architecture: the time32 and time64 ones on 32-bit targets, `time` where it exists.
 pub fn time_syscalls() -> Vec<u32> {
-    let mut v = vec![
-        nr::__NR_clock_gettime,
-        nr::__NR_clock_getres,
-        nr::__NR_gettimeofday,
-        nr::__NR_getcpu,
-        nr::__NR_getrandom,
-    ];
-    #[cfg(target_pointer_width = "32")]
-    v.extend([nr::__NR_clock_gettime64, nr::__NR_clock_getres_time64]);
-    #[cfg(any(
-        target_arch = "x86_64",
-        target_arch = "x86",
-        target_arch = "powerpc",
-        target_arch = "powerpc64",
-        target_arch = "mips"
-    ))]
-    v.push(nr::__NR_time);
-    v
+    [COMMON, TIME64, TIME].concat()
 }
 
 /// Why no filter could be installed.
