@@ -101,6 +101,10 @@ enum Command {
 }
 
 fn main() {
+    // Output piped into `head` ends the process quietly, as for any Unix tool, instead of
+    // a panic in println!.
+    // SAFETY: restores the default action of one signal before any thread exists.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -226,3 +226,27 @@ fn under_valgrind_the_doctor_names_the_missing_vdso() {
         assert_eq!(p["path"], "no-vdso", "{p}");
     }
 }
+
+/// `vdsotime doctor | head -1` ends quietly (SIGPIPE), without a panic message.
+#[test]
+fn a_closed_pipe_ends_the_doctor_quietly() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vdsotime"))
+        .args(["doctor", "--profile", &profile_path("hpet")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away before the first line
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    assert_ne!(status.code(), Some(101), "{status:?}");
+}
