@@ -259,3 +259,26 @@ fn no_ok_under_a_degraded_verdict() {
         "{v:?}"
     );
 }
+
+#[test]
+fn a_slow_reading_by_timing_alone_is_not_blamed_on_the_vdso() {
+    let mut p = healthy();
+    p.probe = None;
+    p.costs[0].vdsotime_ns = 240.0; // MONOTONIC looked as slow as the syscall
+    let v = classify(&p);
+    let f = v
+        .findings
+        .iter()
+        .find(|f| f.code == Code::ClockServedBySyscall)
+        .unwrap();
+    assert!(
+        f.message
+            .contains("judged by timing, which a busy machine can mislead"),
+        "{}",
+        f.message
+    );
+    assert!(
+        !codes(&v).contains(&Code::ClocksourceNotVdsoCapable),
+        "tsc is readable: {v:?}"
+    );
+}
