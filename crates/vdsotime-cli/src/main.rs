@@ -1,44 +1,29 @@
 //! `vdsotime`: inspect the vDSO, benchmark and verify every time path, and say
-//! whether this machine's clocks are served fast. One module per subcommand.
+//! whether this machine's clocks are served fast.
+//!
+//! Laid out by what each part does, data flowing one way: `facts` (the machine), `names`
+//! and `output` are shared by all; `measure` is the measurement core (how to call each
+//! function through each path, and interleaved rounds); `report` holds the benchmark
+//! document. Over them, one folder per family of subcommands: `bench` (bench,
+//! bench-getrandom, the first call, tables and SVG), `check` (readings against the kernel,
+//! fault injection), `doctor` (the seccomp proof, the machine's profile, the judgement, its
+//! output) and `inspect` (info, dump); `summary` is the run without a subcommand.
 
 mod arg_values;
 mod bench;
-mod bench_table;
-mod call_paths;
-mod causes;
 mod check;
-mod classify;
-mod clocksources;
-mod crate_paths;
 mod doctor;
-mod dump;
 mod facts;
-mod fault;
-mod findings;
-mod first_call;
-mod getrandom_bench;
-mod info;
-mod interleave;
+mod inspect;
 mod measure;
 mod names;
 mod output;
-mod peers;
-mod profile;
-mod prometheus;
-#[cfg(target_pointer_width = "32")]
-mod raw32;
-mod sandwich;
-mod seccomp_filter;
-mod seccomp_probe;
+mod report;
 /// The core's visible-skip helper (`SKIP <test>: <reason>`), shared with the CLI's tests.
 #[cfg(test)]
 #[path = "../../vdsotime/tests/support/skip.rs"]
 mod skip;
 mod summary;
-mod svg;
-mod symptoms;
-mod tally;
-mod targets;
 
 use clap::{Parser, Subcommand};
 
@@ -92,9 +77,9 @@ enum Command {
     /// Say whether the vDSO really serves each clock and what to change if not; exit 2 if degraded.
     Doctor(doctor::DoctorArgs),
     /// Write the vDSO image as an ELF file for readelf/objdump.
-    Dump(dump::DumpArgs),
+    Dump(inspect::dump::DumpArgs),
     /// ns per call of getrandom (4 to 4096 bytes): vDSO, libc, syscall, the getrandom crate.
-    BenchGetrandom(getrandom_bench::Args),
+    BenchGetrandom(bench::getrandom::Args),
     /// (internal) Time the library's first call in this fresh process; used by `bench`.
     #[command(hide = true)]
     FirstCallProbe,
@@ -115,13 +100,13 @@ fn main() {
     };
     let result = match &cli.command {
         None => summary::run(cli.json),
-        Some(Command::Info) => info::run(cli.json),
+        Some(Command::Info) => inspect::info::run(cli.json),
         Some(Command::Bench(a)) => bench::run(a, cli.json),
         Some(Command::Check(a)) => check::run(a, cli.json),
         Some(Command::Doctor(a)) => doctor::run(a, cli.json),
-        Some(Command::Dump(a)) => dump::run(a, cli.json),
-        Some(Command::BenchGetrandom(a)) => getrandom_bench::run(a, cli.json),
-        Some(Command::FirstCallProbe) => first_call::probe(),
+        Some(Command::Dump(a)) => inspect::dump::run(a, cli.json),
+        Some(Command::BenchGetrandom(a)) => bench::getrandom::run(a, cli.json),
+        Some(Command::FirstCallProbe) => bench::first_call::probe(),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -5,17 +5,19 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::bench::{self, BenchReport};
-use crate::bench_table;
-use crate::call_paths::{self, PathEntry};
-use crate::classify::{self, Verdict};
+use crate::bench;
+use crate::bench::table;
 use crate::doctor;
+use crate::doctor::call_paths::{self, PathEntry};
+use crate::doctor::classify::{self, Verdict};
+use crate::doctor::profile::{self, Profile};
+use crate::doctor::seccomp;
 use crate::facts;
-use crate::info::{self, Info};
+use crate::inspect::info::{self, Info};
+use crate::measure;
+use crate::measure::paths::{self, Impl};
 use crate::output::{self, Exit};
-use crate::profile::{self, Profile};
-use crate::seccomp_probe;
-use crate::targets::{self, Impl};
+use crate::report::BenchReport;
 
 /// The `vdsotime --json` document.
 #[derive(Debug, Serialize)]
@@ -33,16 +35,16 @@ struct Summary<'a> {
 pub fn run(json: bool) -> Exit {
     let start = Instant::now();
     // The probe forks: first, while this process has one thread.
-    let probe = seccomp_probe::collect();
+    let probe = seccomp::collect();
     let info = info::collect();
     if !json {
         info::print_system(&info.system);
         info::print_vdso(&info, false);
         println!();
     }
-    let rows = targets::short_rows();
+    let rows = paths::short_rows();
     let impls = [Impl::Vdsotime, Impl::VdsoRaw, Impl::Libc, Impl::Syscall];
-    let report = bench::collect(&rows, &impls, &bench::default_plan(), 1, false);
+    let report = bench::collect(&rows, &impls, &measure::default_plan(), 1, false);
     let profile = profile::from_report(&report, facts::collect(), probe);
     let verdict = classify::classify(&profile);
     if json {
@@ -55,8 +57,8 @@ pub fn run(json: bool) -> Exit {
             seconds: start.elapsed().as_secs_f64(),
         })?;
     } else {
-        bench_table::print_header(&report);
-        bench_table::print_ns(&report, &rows, &impls);
+        table::print_header(&report);
+        table::print_ns(&report, &rows, &impls);
         println!();
         doctor::print(&verdict);
         println!(

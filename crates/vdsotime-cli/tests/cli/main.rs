@@ -9,6 +9,7 @@ mod doctor;
 mod dump;
 mod expfmt;
 mod info;
+mod modules;
 mod prometheus;
 mod summary;
 mod timens;

@@ -7,9 +7,9 @@ use std::time::Instant;
 
 use vdsotime::{ClockId, Errno, Timespec, Timeval};
 
-use crate::fault::Lib;
+use crate::check::fault::Lib;
+use crate::check::tally::Tally;
 use crate::names;
-use crate::tally::Tally;
 
 /// Clocks that never go backwards, within a thread and across threads.
 pub const MONOTONIC_FAMILY: [ClockId; 5] = [

@@ -4,8 +4,8 @@
 use vdsotime::Function;
 
 use crate::bench::{BenchReport, Measurement};
+use crate::measure::paths::Impl;
 use crate::output;
-use crate::targets::Impl;
 
 /// Prints the machine line and the method line.
 pub fn print_header(r: &BenchReport) {

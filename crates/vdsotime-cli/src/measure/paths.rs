@@ -14,9 +14,9 @@ use std::ptr;
 use serde::{Deserialize, Serialize};
 use vdsotime::{ClockId, Function, GrndFlags};
 
-use crate::crate_paths;
-use crate::getrandom_bench;
-use crate::measure::Probe;
+use crate::measure::crates;
+use crate::measure::getrandom;
+use crate::measure::{field, Probe};
 use crate::names;
 
 /// The ways one function is called.
@@ -114,25 +114,11 @@ pub fn probe(f: Function, imp: Impl) -> Option<Probe> {
         Impl::VdsoRaw => raw_probe(f),
         // Where the vDSO has only a time32 symbol, that symbol is the floor.
         #[cfg(target_pointer_width = "32")]
-        Impl::VdsoRaw => raw_probe(f).or_else(|| crate::raw32::probe(f)),
+        Impl::VdsoRaw => raw_probe(f).or_else(|| crate::measure::raw32::probe(f)),
         Impl::Libc => Some(libc_probe(f)),
-        Impl::Rustix => crate_paths::rustix_probe(f),
-        Impl::Std => crate_paths::std_probe(f),
+        Impl::Rustix => crates::rustix_probe(f),
+        Impl::Std => crates::std_probe(f),
         Impl::Syscall => Some(syscall_probe(f)),
-    }
-}
-
-/// Consumes one result field, the same way on every path. On 32-bit targets as its two
-/// 32-bit halves: a 64-bit field copied as a whole is moved with one 8-byte SSE load, which
-/// cannot be store-forwarded from the two 4-byte stores a 32-bit vDSO writes it with and
-/// would charge a stall (~3 ns) to whichever path the compiler emitted it for.
-#[inline(always)]
-pub fn field(x: i64) {
-    if cfg!(target_pointer_width = "32") {
-        black_box(x as u32);
-        black_box((x >> 32) as u32);
-    } else {
-        black_box(x);
     }
 }
 
@@ -200,7 +186,7 @@ fn vdsotime_probe(f: Function) -> Probe {
         Function::Getcpu => Probe::new(|| {
             cpu(vdsotime::getcpu());
         }),
-        Function::Getrandom => getrandom_bench::probe(getrandom_bench::Path::Vdsotime, 16),
+        Function::Getrandom => getrandom::probe(getrandom::Path::Vdsotime, 16),
     }
 }
 
@@ -221,7 +207,7 @@ fn syscall_probe(f: Function) -> Probe {
         Function::Getcpu => Probe::new(|| {
             cpu(vdsotime::syscall::getcpu());
         }),
-        Function::Getrandom => getrandom_bench::probe(getrandom_bench::Path::Syscall, 16),
+        Function::Getrandom => getrandom::probe(getrandom::Path::Syscall, 16),
     }
 }
 
@@ -344,7 +330,7 @@ fn libc_probe(f: Function) -> Probe {
             // SAFETY: no arguments, no preconditions.
             black_box(unsafe { libc::sched_getcpu() });
         }),
-        Function::Getrandom => getrandom_bench::probe(getrandom_bench::Path::Libc, 16),
+        Function::Getrandom => getrandom::probe(getrandom::Path::Libc, 16),
     }
 }
 

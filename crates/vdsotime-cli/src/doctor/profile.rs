@@ -4,12 +4,12 @@
 use serde::{Deserialize, Serialize};
 use vdsotime::Function;
 
-use crate::bench::BenchReport;
+use crate::doctor::seccomp::{self, ProbeReport};
 use crate::facts::{self, SystemFacts};
+use crate::measure::paths::{self, Impl};
 use crate::measure::Plan;
 use crate::names;
-use crate::seccomp_probe::{self, ProbeReport};
-use crate::targets::{self, Impl};
+use crate::report::BenchReport;
 
 /// What one function cost through each path.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -97,7 +97,7 @@ pub fn from_report(report: &BenchReport, facts: SystemFacts, probe: ProbeReport)
         has_vdso: vdsotime::vdso().is_some(),
         arch: vdsotime::arch::NATIVE.name.to_string(),
         missing_symbols: missing_symbols(),
-        costs: costs_from(report, &targets::short_rows()),
+        costs: costs_from(report, &paths::short_rows()),
         probe: Some(probe),
     }
 }
@@ -105,9 +105,9 @@ pub fn from_report(report: &BenchReport, facts: SystemFacts, probe: ProbeReport)
 /// Probes, measures and reads everything. The probe forks, so it runs first, while
 /// this process has one thread.
 pub fn collect(plan: &Plan) -> (Profile, BenchReport) {
-    let probe = seccomp_probe::collect();
+    let probe = seccomp::collect();
     let report = crate::bench::collect(
-        &targets::short_rows(),
+        &paths::short_rows(),
         &[Impl::Vdsotime, Impl::Libc, Impl::Syscall],
         plan,
         1,

@@ -3,36 +3,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::profile::{Cost, Profile};
-use crate::seccomp_probe::{Outcome, ProbeCall};
+use crate::doctor::profile::{Cost, Profile};
+use crate::doctor::seccomp::{Method, Outcome, ProbeCall};
 
 /// A vDSO call costing more than this share of the syscall is taken for a fallback
 /// when there is no proof: a served call costs 5–15% of the syscall on every machine
 /// in the project's seeds, a fallback 100% or more.
 pub const FALLBACK_RATIO: f64 = 0.5;
-
-/// How a path was established.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Method {
-    /// Called under a seccomp filter that catches the system call: proof.
-    Seccomp,
-    /// Inferred from the vDSO's cost against the syscall's.
-    Timing,
-    /// Known without a call: there is no vDSO entry to take.
-    Lookup,
-}
-
-impl Method {
-    /// The name in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Method::Seccomp => "seccomp",
-            Method::Timing => "timing",
-            Method::Lookup => "lookup",
-        }
-    }
-}
 
 /// How one call is answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

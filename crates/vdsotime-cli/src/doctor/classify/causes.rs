@@ -1,10 +1,11 @@
 //! The doctor's root causes: why calls are slow, each with the change that fixes it.
 //! Told before the symptoms they explain.
 
-use crate::call_paths::{Method, PathKind};
-use crate::classify::Scene;
-use crate::clocksources::{self, Readable};
-use crate::findings::{Code, Finding, Fix, Role, Severity, Subject};
+use crate::doctor::call_paths::PathKind;
+use crate::doctor::classify::clocksources::{self, Readable};
+use crate::doctor::classify::scene::Scene;
+use crate::doctor::findings::{Code, Finding, Fix, Role, Severity, Subject};
+use crate::doctor::seccomp::Method;
 
 /// No vDSO at all: one finding, naming the real causes, instead of one per call.
 pub fn no_vdso(s: &Scene, out: &mut Vec<Finding>) {

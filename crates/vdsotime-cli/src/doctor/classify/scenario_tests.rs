@@ -2,7 +2,7 @@
 //! says what was simulated): the code, order and wording of what it says.
 
 use super::*;
-use crate::findings::Code;
+use crate::doctor::findings::Code;
 
 fn scenario(json: &str) -> (Profile, Verdict) {
     let doc: serde_json::Value = serde_json::from_str(json).unwrap();
@@ -32,7 +32,7 @@ fn honest(v: &Verdict) {
 }
 
 /// The clocksource fix, as the message and the `fix` field say it.
-fn names_the_switch(f: &crate::findings::Finding, to: &str) {
+fn names_the_switch(f: &crate::doctor::findings::Finding, to: &str) {
     let m = &f.message;
     assert!(
         m.contains(&format!(
@@ -57,7 +57,7 @@ fn names_the_switch(f: &crate::findings::Finding, to: &str) {
 
 #[test]
 fn hpet_cause_first_with_the_switch_to_tsc() {
-    let (_, v) = scenario(include_str!("../tests/profiles/hpet.json"));
+    let (_, v) = scenario(include_str!("../../../tests/profiles/hpet.json"));
     assert!(v.degraded());
     honest(&v);
     let first = &v.findings[0];
@@ -94,7 +94,7 @@ fn hpet_cause_first_with_the_switch_to_tsc() {
 
 #[test]
 fn acpi_pm_is_judged_like_hpet() {
-    let (_, v) = scenario(include_str!("../tests/profiles/acpi_pm.json"));
+    let (_, v) = scenario(include_str!("../../../tests/profiles/acpi_pm.json"));
     assert!(v.degraded());
     honest(&v);
     assert_eq!(v.findings[0].code, Code::ClocksourceNotVdsoCapable);
@@ -107,7 +107,7 @@ fn acpi_pm_is_judged_like_hpet() {
 
 #[test]
 fn tsc_unstable_boot_parameter_is_the_root_cause() {
-    let (_, v) = scenario(include_str!("../tests/profiles/tsc_unstable.json"));
+    let (_, v) = scenario(include_str!("../../../tests/profiles/tsc_unstable.json"));
     assert!(v.degraded());
     honest(&v);
     assert_eq!(
@@ -152,7 +152,7 @@ fn tsc_unstable_boot_parameter_is_the_root_cause() {
 
 #[test]
 fn tsc_rejected_by_the_watchdog_says_why_and_what_to_do() {
-    let (_, v) = scenario(include_str!("../tests/profiles/tsc_watchdog.json"));
+    let (_, v) = scenario(include_str!("../../../tests/profiles/tsc_watchdog.json"));
     assert!(v.degraded());
     honest(&v);
     let first = &v.findings[0];
@@ -169,7 +169,7 @@ fn tsc_rejected_by_the_watchdog_says_why_and_what_to_do() {
 
 #[test]
 fn tsc_unstable_under_kvm_suggests_kvm_clock_with_its_condition() {
-    let (mut p, _) = scenario(include_str!("../tests/profiles/tsc_unstable.json"));
+    let (mut p, _) = scenario(include_str!("../../../tests/profiles/tsc_unstable.json"));
     p.facts.clocksources_available = vec!["kvm-clock".into(), "hpet".into(), "acpi_pm".into()];
     let v = classify(&p);
     let first = &v.findings[0];
@@ -189,7 +189,7 @@ fn tsc_unstable_under_kvm_suggests_kvm_clock_with_its_condition() {
 
 #[test]
 fn no_vdso_is_one_finding_naming_the_real_causes() {
-    let (_, v) = scenario(include_str!("../tests/profiles/no_vdso.json"));
+    let (_, v) = scenario(include_str!("../../../tests/profiles/no_vdso.json"));
     assert!(v.degraded());
     honest(&v);
     assert_eq!(codes(&v)[0], Code::NoVdso);
@@ -220,7 +220,7 @@ fn no_vdso_is_one_finding_naming_the_real_causes() {
 
 #[test]
 fn no_vdso_under_valgrind_says_valgrind() {
-    let (mut p, _) = scenario(include_str!("../tests/profiles/no_vdso.json"));
+    let (mut p, _) = scenario(include_str!("../../../tests/profiles/no_vdso.json"));
     p.facts.kernel_cmdline = Some("BOOT_IMAGE=/vmlinuz root=/dev/vda1".into());
     p.facts.emulator = Some("valgrind".into());
     let v = classify(&p);
@@ -231,7 +231,7 @@ fn no_vdso_under_valgrind_says_valgrind() {
 
 #[test]
 fn time_namespace_is_healthy_with_a_note() {
-    let (_, v) = scenario(include_str!("../tests/profiles/time_namespace.json"));
+    let (_, v) = scenario(include_str!("../../../tests/profiles/time_namespace.json"));
     assert_eq!(v.status, "healthy", "{v:#?}");
     honest(&v);
     assert!(codes(&v).contains(&Code::TimeNamespace));
@@ -240,7 +240,7 @@ fn time_namespace_is_healthy_with_a_note() {
 
 #[test]
 fn healthy_says_what_works_and_how_it_knows() {
-    let (p, v) = scenario(include_str!("../tests/profiles/healthy.json"));
+    let (p, v) = scenario(include_str!("../../../tests/profiles/healthy.json"));
     assert_eq!(v.status, "healthy");
     honest(&v);
     assert!(

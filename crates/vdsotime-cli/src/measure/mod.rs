@@ -2,13 +2,50 @@
 //! figure is its fastest trial, as the seed benchmarks (kernel vclock_gettime series,
 //! bionic, Go) report it. The fastest trial is the one least disturbed by interrupts
 //! and neighbours, which is what a per-call cost means. How trials of different
-//! paths are interleaved is `interleave`'s business.
+//! paths are interleaved is [`interleave`]'s business; [`paths`] says how each function is
+//! called through each path.
 
 use std::hint::black_box;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
+
+pub mod crates;
+pub mod getrandom;
+pub mod interleave;
+pub mod paths;
+pub mod peers;
+#[cfg(target_pointer_width = "32")]
+pub mod raw32;
+
+/// Rounds of the default run, `bench` and the summary alike.
+pub const DEFAULT_TRIALS: u32 = 201;
+/// Length of one trial in the default run, µs.
+pub const DEFAULT_TRIAL_US: f64 = 100.0;
+
+/// The default run's plan: `DEFAULT_TRIALS` rounds of `DEFAULT_TRIAL_US` trials.
+pub fn default_plan() -> Plan {
+    Plan {
+        trials: DEFAULT_TRIALS,
+        calls: None,
+        trial_time: Duration::from_secs_f64(DEFAULT_TRIAL_US * 1e-6),
+    }
+}
+
+/// Consumes one result field, the same way on every path. On 32-bit targets as its two
+/// 32-bit halves: a 64-bit field copied as a whole is moved with one 8-byte SSE load, which
+/// cannot be store-forwarded from the two 4-byte stores a 32-bit vDSO writes it with and
+/// would charge a stall (~3 ns) to whichever path the compiler emitted it for.
+#[inline(always)]
+pub fn field(x: i64) {
+    if cfg!(target_pointer_width = "32") {
+        black_box(x as u32);
+        black_box((x >> 32) as u32);
+    } else {
+        black_box(x);
+    }
+}
 
 /// How long and how often to measure.
 #[derive(Clone, Copy, Debug)]

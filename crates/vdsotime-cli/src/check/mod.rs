@@ -7,10 +7,14 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::facts;
-use crate::fault::{self, Lib};
 use crate::output::{self, Exit};
-use crate::sandwich::{self, Latest};
-use crate::tally::{Count, Tally};
+use fault::Lib;
+use sandwich::Latest;
+use tally::{Count, Tally};
+
+pub mod fault;
+pub mod sandwich;
+pub mod tally;
 
 /// Options of `check`.
 #[derive(clap::Args, Debug, Clone)]

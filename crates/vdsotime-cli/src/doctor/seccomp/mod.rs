@@ -14,10 +14,9 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use serde::{Deserialize, Serialize};
 use vdsotime::{Function, GrndFlags, Path};
 
-use crate::call_paths::Method;
+use crate::measure::paths;
 use crate::names;
-use crate::seccomp_filter::{self, Filter};
-use crate::targets;
+use filter::Filter;
 
 /// The errno the filter answers with: no kernel returns it, so it can only mean "the
 /// filter caught a system call".
@@ -25,6 +24,31 @@ pub const PROBE_ERRNO: u16 = 4000;
 
 /// How long the parent waits for the child.
 const TIMEOUT_MS: i32 = 10_000;
+
+pub mod filter;
+
+/// How a path was established.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// Called under a seccomp filter that catches the system call: proof.
+    Seccomp,
+    /// Inferred from the vDSO's cost against the syscall's.
+    Timing,
+    /// Known without a call: there is no vDSO entry to take.
+    Lookup,
+}
+
+impl Method {
+    /// The name in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Seccomp => "seccomp",
+            Method::Timing => "timing",
+            Method::Lookup => "lookup",
+        }
+    }
+}
 
 /// What happened to one call under the filter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,8 +92,8 @@ pub struct ProbeReport {
 /// What the probe calls: the doctor's timed rows, then clock_getres of the same clocks
 /// and getrandom.
 pub fn rows() -> Vec<Function> {
-    let mut v = targets::short_rows();
-    v.extend(targets::VDSO_CLOCKS.map(Function::ClockGetres));
+    let mut v = paths::short_rows();
+    v.extend(paths::VDSO_CLOCKS.map(Function::ClockGetres));
     v.push(Function::Getrandom);
     v
 }
@@ -302,7 +326,7 @@ pub fn probe(functions: &[Function]) -> ProbeReport {
         // Nothing to prove, and some emulators (valgrind) do not know seccomp at all.
         return refused("this process has no vDSO".into());
     }
-    let filter = match Filter::new(&seccomp_filter::time_syscalls(), PROBE_ERRNO) {
+    let filter = match Filter::new(&filter::time_syscalls(), PROBE_ERRNO) {
         Ok(f) => f,
         Err(e) => return refused(e.to_string()),
     };
@@ -311,7 +335,7 @@ pub fn probe(functions: &[Function]) -> ProbeReport {
         Err(e) => return refused(e),
     };
     if report[0] != 0 {
-        return refused(seccomp_filter::Refused::decode(report[0], report[1]).to_string());
+        return refused(filter::Refused::decode(report[0], report[1]).to_string());
     }
     ProbeReport {
         method: Method::Seccomp,
@@ -325,5 +349,4 @@ pub fn probe(functions: &[Function]) -> ProbeReport {
 }
 
 #[cfg(test)]
-#[path = "seccomp_probe_tests.rs"]
 mod tests;

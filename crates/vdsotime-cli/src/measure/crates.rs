@@ -7,8 +7,8 @@ use std::hint::black_box;
 use rustix::time::{ClockId as RustixClock, DynamicClockId};
 use vdsotime::{ClockId, Function};
 
+use crate::measure;
 use crate::measure::Probe;
-use crate::targets;
 
 /// rustix's `ClockId` for `c`, if it has one: not for unnamed ids, nor for TAI
 /// (behind its `linux_4_11` feature).
@@ -39,8 +39,8 @@ fn rustix_dynamic(c: ClockId) -> Option<DynamicClockId<'static>> {
 /// Consumes a rustix timespec field by field, as the other paths do.
 #[inline(always)]
 fn consume(t: rustix::time::Timespec) {
-    targets::field(t.tv_sec);
-    targets::field(t.tv_nsec);
+    measure::field(t.tv_sec);
+    measure::field(t.tv_nsec);
 }
 
 /// rustix: `clock_gettime_dynamic` (fallible, any named clock), its `clock_getres`

@@ -1,28 +1,25 @@
 //! `vdsotime bench`: nanoseconds per call of every function through every path, and
 //! each path's ratio to the raw vDSO symbol, measured in interleaved rounds (see
-//! `interleave`): every round runs one trial of every path of a row, in rotated order.
+//! `measure::interleave`): every round runs one trial of every path of a row, in rotated order.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use vdsotime::{ClockId, Function};
 
-use crate::bench_table;
 use crate::facts;
-use crate::first_call::{self, FirstCall};
-use crate::interleave::{self, Lane};
-use crate::measure::{self, Plan, Probe, Sample};
+use crate::measure::interleave::{self, Lane};
+use crate::measure::paths::{self, Impl};
+use crate::measure::peers;
+use crate::measure::{self, Plan, Probe, DEFAULT_TRIALS, DEFAULT_TRIAL_US};
 use crate::names;
 use crate::output::{self, Exit};
-use crate::peers;
-use crate::svg;
-use crate::targets::{self, Impl};
+use crate::report::{BenchReport, Header, Measurement};
 
-/// Rounds of the default run, `bench` and the summary alike.
-pub const DEFAULT_TRIALS: u32 = 201;
-/// Length of one trial in the default run, µs.
-pub const DEFAULT_TRIAL_US: f64 = 100.0;
+pub mod first_call;
+pub mod getrandom;
+pub mod svg;
+pub mod table;
 
 /// Options of `bench`.
 #[derive(clap::Args, Debug, Clone)]
@@ -68,15 +65,6 @@ pub struct BenchArgs {
     pub first_call_runs: usize,
 }
 
-/// The default run's plan: `DEFAULT_TRIALS` rounds of `DEFAULT_TRIAL_US` trials.
-pub fn default_plan() -> Plan {
-    Plan {
-        trials: DEFAULT_TRIALS,
-        calls: None,
-        trial_time: Duration::from_secs_f64(DEFAULT_TRIAL_US * 1e-6),
-    }
-}
-
 impl BenchArgs {
     /// The measuring plan these options describe.
     pub fn plan(&self) -> Plan {
@@ -88,93 +76,11 @@ impl BenchArgs {
     }
 }
 
-/// One measured cell, as written to JSON.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Measurement {
-    /// `clock_gettime`, `time`, ... or a peer's function.
-    pub function: String,
-    /// `CLOCK_MONOTONIC`, `clock id 12`, or null.
-    pub clock: Option<String>,
-    /// The raw clock id, or null.
-    pub clock_id: Option<i32>,
-    /// `vdsotime`, `vdso-raw`, `libc`, `syscall`, or a peer's crate.
-    pub path: String,
-    /// For `vdsotime`: the route the library resolved (`symbol@version` or `syscall`).
-    pub route: Option<String>,
-    /// The timing: `ns`, `median_ns`, `trials`, `calls`, `threads`, `calls_per_sec`,
-    /// `ratio_to_raw`, `ratio_q1`, `ratio_q3` (flattened into the same JSON object).
-    #[serde(flatten)]
-    pub sample: Sample,
-}
-
-impl Measurement {
-    fn new(function: &str, clock: Option<vdsotime::ClockId>, path: &str, s: Sample) -> Self {
-        Measurement {
-            function: function.to_string(),
-            clock: clock.map(names::clock_full),
-            clock_id: clock.map(|c| c.as_raw()),
-            path: path.to_string(),
-            route: None,
-            sample: s,
-        }
-    }
-
-    /// Whether this cell measured `f`.
-    pub fn is(&self, f: Function) -> bool {
-        self.function == names::function_name(f)
-            && self.clock_id == names::function_clock(f).map(|c| c.as_raw())
-    }
-}
-
-/// Where and how the numbers were taken.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Header {
-    /// CPU model.
-    pub cpu_model: Option<String>,
-    /// Kernel release.
-    pub kernel: String,
-    /// uname machine.
-    pub machine: String,
-    /// current clocksource.
-    pub clocksource: Option<String>,
-    /// Hypervisor, if any.
-    pub hypervisor: Option<String>,
-    /// ns per iteration of the empty timing loop, included in every figure.
-    pub loop_overhead_ns: f64,
-    /// Rounds, i.e. trials per cell.
-    pub trials: u32,
-    /// Target length of one trial, µs (null when --calls fixed the count).
-    pub trial_us: Option<f64>,
-    /// Threads per cell.
-    pub threads: usize,
-}
-
-/// The `bench --json` document.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct BenchReport {
-    /// Machine and method.
-    pub header: Header,
-    /// Every cell.
-    pub measurements: Vec<Measurement>,
-    /// The first call in a fresh process, if measured.
-    #[serde(default)]
-    pub first_call: Option<FirstCall>,
-}
-
-impl BenchReport {
-    /// The cell for `f` through `imp`, if measured.
-    pub fn get(&self, f: Function, imp: Impl) -> Option<&Measurement> {
-        self.measurements
-            .iter()
-            .find(|m| m.path == imp.name() && m.is(f))
-    }
-}
-
 /// Measures one row: every path of `f` in `impls`, interleaved, each against vdso-raw.
 fn measure_row(f: Function, impls: &[Impl], plan: &Plan, threads: usize) -> Vec<Measurement> {
     let paths: Vec<(Impl, Probe)> = impls
         .iter()
-        .filter_map(|&imp| targets::probe(f, imp).map(|p| (imp, p)))
+        .filter_map(|&imp| paths::probe(f, imp).map(|p| (imp, p)))
         .collect();
     let raw = paths.iter().position(|(imp, _)| *imp == Impl::VdsoRaw);
     let lanes: Vec<Lane<'_>> = paths
@@ -211,7 +117,7 @@ fn measure_peers(plan: &Plan, threads: usize) -> Vec<Measurement> {
     for p in &list {
         let c = p.reference_clock();
         if !refs.iter().any(|(r, _)| *r == c) {
-            if let Some(probe) = targets::probe(Function::ClockGettime(c), Impl::VdsoRaw) {
+            if let Some(probe) = paths::probe(Function::ClockGettime(c), Impl::VdsoRaw) {
                 refs.push((c, probe));
             }
         }
@@ -298,7 +204,7 @@ pub fn collect(
 /// Runs `vdsotime bench`.
 pub fn run(args: &BenchArgs, json: bool) -> Exit {
     let plan = args.plan();
-    let rows = targets::full_rows();
+    let rows = paths::full_rows();
     let mut report = collect(&rows, &Impl::ALL, &plan, args.threads.max(1), args.peers);
     if args.first_call_runs > 0 {
         report.first_call = Some(first_call::measure(args.first_call_runs)?);
@@ -309,11 +215,11 @@ pub fn run(args: &BenchArgs, json: bool) -> Exit {
     if json {
         output::print_json(&report)?;
     } else {
-        bench_table::print_header(&report);
-        bench_table::print_ns(&report, &rows, &Impl::ALL);
+        table::print_header(&report);
+        table::print_ns(&report, &rows, &Impl::ALL);
         println!();
-        bench_table::print_ratios(&report, &rows, &Impl::ALL);
-        bench_table::print_peers(&report);
+        table::print_ratios(&report, &rows, &Impl::ALL);
+        table::print_peers(&report);
         if let Some(f) = &report.first_call {
             println!(
                 "first call in a fresh process (find auxv, size and parse the image, bind every entry): fastest {} ns, median {} ns of {} processes; {} heap allocations",
@@ -323,7 +229,7 @@ pub fn run(args: &BenchArgs, json: bool) -> Exit {
                 f.allocations
             );
         }
-        bench_table::print_legend();
+        table::print_legend();
         if let Some(path) = &args.svg {
             println!("chart written to {}", path.display());
         }

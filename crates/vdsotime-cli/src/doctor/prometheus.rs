@@ -5,10 +5,11 @@
 
 use std::fmt::Write;
 
-use crate::call_paths::{Method, PathEntry, PathKind};
-use crate::classify::Verdict;
-use crate::findings::{Code, Severity, SCHEMA_VERSION};
-use crate::profile::Profile;
+use crate::doctor::call_paths::{PathEntry, PathKind};
+use crate::doctor::classify::Verdict;
+use crate::doctor::findings::{Code, Severity, SCHEMA_VERSION};
+use crate::doctor::profile::Profile;
+use crate::doctor::seccomp::Method;
 
 /// Escapes a label value: backslash, double quote and newline.
 fn escape(v: &str) -> String {

@@ -1,10 +1,11 @@
 //! The doctor's symptoms: each call that enters the kernel where the vDSO should have
 //! answered, with its cost and the reason, and C libraries that make the syscall.
 
-use crate::call_paths::{Method, PathEntry, PathKind, FALLBACK_RATIO};
-use crate::classify::Scene;
-use crate::clocksources;
-use crate::findings::{Code, Finding, Role, Severity, Subject};
+use crate::doctor::call_paths::{PathEntry, PathKind, FALLBACK_RATIO};
+use crate::doctor::classify::clocksources;
+use crate::doctor::classify::scene::Scene;
+use crate::doctor::findings::{Code, Finding, Role, Severity, Subject};
+use crate::doctor::seccomp::Method;
 use crate::output;
 
 /// Clocks whose fallback costs every program on the machine: degraded. The others

@@ -2,7 +2,7 @@
 //! to switch to, and how. A name is a hint (kvm-clock, for one, is readable only when
 //! the host marks it stable); the seccomp probe is the proof.
 
-use crate::findings::Fix;
+use crate::doctor::findings::Fix;
 
 /// The sysfs file that selects the clocksource.
 pub const SYSFS: &str = "/sys/devices/system/clocksource/clocksource0/current_clocksource";

@@ -8,13 +8,19 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::arg_values;
-use crate::call_paths::{self, PathEntry};
-use crate::classify::{self, Verdict};
-use crate::findings::{Severity, SCHEMA_VERSION};
 use crate::measure::Plan;
 use crate::output::{self, Exit};
-use crate::profile::{self, Profile};
-use crate::prometheus;
+use call_paths::PathEntry;
+use classify::Verdict;
+use findings::{Severity, SCHEMA_VERSION};
+use profile::Profile;
+
+pub mod call_paths;
+pub mod classify;
+pub mod findings;
+pub mod profile;
+pub mod prometheus;
+pub mod seccomp;
 
 /// Exit status of a degraded verdict.
 pub const EXIT_DEGRADED: i32 = 2;

@@ -2,10 +2,10 @@
 //! scenario profiles saved under tests/profiles are judged in `scenario_tests.rs`.
 
 use super::*;
+use crate::doctor::findings::Code;
+use crate::doctor::profile::Cost;
+use crate::doctor::seccomp::{Outcome, ProbeCall, ProbeReport};
 use crate::facts::{CpuFlags, SystemFacts, TimensOffset};
-use crate::findings::Code;
-use crate::profile::Cost;
-use crate::seccomp_probe::{Outcome, ProbeCall, ProbeReport};
 
 fn cost(function: &str, clock: Option<&str>, v: f64, libc: f64, sys: f64) -> Cost {
     Cost {
