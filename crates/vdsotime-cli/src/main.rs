@@ -12,9 +12,11 @@
 mod arg_values;
 mod bench;
 mod check;
+mod cli;
 mod doctor;
 mod facts;
 mod inspect;
+mod manual;
 mod measure;
 mod names;
 mod output;
@@ -25,65 +27,9 @@ mod report;
 mod skip;
 mod summary;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser};
 
-/// Exit status of a usage error (sysexits' EX_USAGE), for every subcommand: never the
-/// doctor's "degraded" (2), so a monitoring script cannot take a typo for a slow clock.
-pub const EXIT_USAGE: i32 = 64;
-/// Exit status of a run that failed (could not measure, read or write).
-pub const EXIT_ERROR: i32 = 1;
-
-/// Read the time through the vDSO: inspect it, benchmark it, check it, diagnose it.
-#[derive(Parser, Debug)]
-#[command(
-    name = "vdsotime",
-    version,
-    about,
-    after_help = "Without a subcommand: a summary (vDSO, symbols, paths, clocksource), a short
-benchmark and the doctor's verdict, in under 10 seconds.
-
-Examples:
-  vdsotime                 summary
-  vdsotime info --json
-  vdsotime bench --peers --svg bench.svg
-  vdsotime bench-getrandom
-  vdsotime check --duration 5
-  vdsotime doctor
-  vdsotime dump -o vdso.so && readelf -Ws vdso.so
-
-Exit status: 0 success (doctor: healthy), 2 doctor: degraded, 1 error (a check
-failed, or the run could not measure, read or write), 64 usage error (unknown
-option or subcommand, bad value)."
-)]
-struct Cli {
-    /// Write JSON to standard output instead of tables.
-    #[arg(long, global = true)]
-    json: bool,
-    #[command(subcommand)]
-    command: Option<Command>,
-}
-
-#[derive(Subcommand, Debug)]
-enum Command {
-    /// Kernel, vDSO image, exported symbols, path per function, clocksource, CPU flags.
-    #[command(after_help = "Examples:
-  vdsotime info
-  vdsotime info --json | jq '.vdso.symbols[].name'")]
-    Info,
-    /// ns per call and ratio to the raw vDSO symbol of every time function through vdsotime, libc, rustix, std and the syscall, in interleaved rounds.
-    Bench(bench::BenchArgs),
-    /// Verify library readings against the syscall on every CPU and thread; exit 1 on any failure.
-    Check(check::CheckArgs),
-    /// Say whether the vDSO really serves each clock and what to change if not; exit 2 if degraded.
-    Doctor(doctor::DoctorArgs),
-    /// Write the vDSO image as an ELF file for readelf/objdump.
-    Dump(inspect::dump::DumpArgs),
-    /// ns per call of getrandom (4 to 4096 bytes): vDSO, libc, syscall, the getrandom crate.
-    BenchGetrandom(bench::getrandom::Args),
-    /// (internal) Time the library's first call in this fresh process; used by `bench`.
-    #[command(hide = true)]
-    FirstCallProbe,
-}
+use cli::{Cli, Command, Shell, EXIT_ERROR, EXIT_USAGE};
 
 fn main() {
     // Output piped into `head` ends the process quietly, as for any Unix tool, instead of
@@ -100,12 +46,21 @@ fn main() {
     };
     let result = match &cli.command {
         None => summary::run(cli.json),
-        Some(Command::Info) => inspect::info::run(cli.json),
-        Some(Command::Bench(a)) => bench::run(a, cli.json),
-        Some(Command::Check(a)) => check::run(a, cli.json),
-        Some(Command::Doctor(a)) => doctor::run(a, cli.json),
-        Some(Command::Dump(a)) => inspect::dump::run(a, cli.json),
-        Some(Command::BenchGetrandom(a)) => bench::getrandom::run(a, cli.json),
+        Some(Command::Info(a)) => inspect::info::run(a.json),
+        Some(Command::Bench(a)) => bench::run(a, a.json),
+        Some(Command::Check(a)) => check::run(a, a.json),
+        Some(Command::Doctor(a)) => doctor::run(a, a.json),
+        Some(Command::Dump(a)) => inspect::dump::run(a, a.json),
+        Some(Command::BenchGetrandom(a)) => bench::getrandom::run(a, a.json),
+        Some(Command::Completions { shell }) => manual::completions(
+            Cli::command(),
+            match shell {
+                Shell::Bash => clap_complete::Shell::Bash,
+                Shell::Zsh => clap_complete::Shell::Zsh,
+                Shell::Fish => clap_complete::Shell::Fish,
+            },
+        ),
+        Some(Command::Man { dir }) => manual::man(Cli::command(), dir.as_deref()),
         Some(Command::FirstCallProbe) => bench::first_call::probe(),
     };
     match result {

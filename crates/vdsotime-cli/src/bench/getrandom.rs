@@ -22,6 +22,9 @@ use crate::output::{self, Exit};
   vdsotime bench-getrandom --trials 401 --bytes 16
   vdsotime bench-getrandom --json")]
 pub struct Args {
+    /// Write the rows as JSON (function "getrandom", bytes, path, ns, ratios) instead of a table.
+    #[arg(long)]
+    pub json: bool,
     /// Rounds: every path runs one trial per round; each path's fastest is reported.
     #[arg(long, default_value_t = 101)]
     pub trials: u32,

@@ -35,13 +35,16 @@ trial divided by vdso-raw's trial in the same round, with the interquartile rang
 pointer: the floor. Clock ids go through black_box, so no path sees a constant.
 
 Examples:
-  vdsotime bench                      both tables: ns and ratio to vdso-raw
+  vdsotime bench                       # both tables: ns, and ratio to vdso-raw
   vdsotime bench --trials 301 --trial-us 50
   vdsotime bench --peers --svg bench.svg
-  vdsotime bench --threads 2          per-thread cost and total throughput
-  vdsotime bench --json > bench.json  ns, ratio_to_raw, ratio_q1, ratio_q3 per cell"
+  vdsotime bench --threads 2 --trials 51   # per-thread cost and total throughput
+  vdsotime bench --json > bench.json   # ns, ratio_to_raw, ratio_q1, ratio_q3 per cell"
 )]
 pub struct BenchArgs {
+    /// Write the measurements as JSON (per cell: ns, ratio_to_raw, ratio_q1, ratio_q3) instead of tables.
+    #[arg(long)]
+    pub json: bool,
     /// Rounds: every path runs one trial per round; each path's fastest is reported.
     #[arg(long, default_value_t = DEFAULT_TRIALS)]
     pub trials: u32,

@@ -19,18 +19,25 @@ pub mod tally;
 /// Options of `check`.
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = "Checks, for every clock (and gettimeofday, time):
-  a library reading lies between two syscall readings (zero tolerance; time()
-  between the seconds of two CLOCK_REALTIME_COARSE syscalls, as the time
-  syscall can trail the vDSO by a second), tv_nsec/tv_usec are normalized, monotonic clocks never go backwards within
-  a thread or across threads, clock_getres equals the syscall's, getcpu reports
-  the CPU the thread is pinned to, invalid ids give the kernel's EINVAL.
-Exit status: 0 all passed, 1 any failure.
+  - a library reading lies between two syscall readings (zero tolerance; time()
+    between the seconds of two CLOCK_REALTIME_COARSE syscalls, as the time
+    syscall can trail the vDSO by a second);
+  - tv_nsec and tv_usec are normalized;
+  - monotonic clocks never go backwards, within a thread or across threads;
+  - clock_getres equals the syscall's;
+  - getcpu reports the CPU the thread is pinned to;
+  - invalid ids give the kernel's EINVAL.
+
+Exit status: 0 all passed, 1 any failure, 64 usage error.
 
 Examples:
   vdsotime check
-  vdsotime check --duration 10 --threads 8
+  vdsotime check --duration 2 --threads 8
   vdsotime check --json")]
 pub struct CheckArgs {
+    /// Write the counts and every failure as JSON instead of a report.
+    #[arg(long)]
+    pub json: bool,
     /// Seconds to interleave readings for (all threads at once; at most a day).
     #[arg(long, default_value_t = 2.0, value_parser = crate::arg_values::check_seconds)]
     pub duration: f64,

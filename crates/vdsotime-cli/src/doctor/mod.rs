@@ -50,10 +50,13 @@ Exit status: 0 healthy, 2 degraded, 1 error (could not measure or read),
 Examples:
   vdsotime doctor
   vdsotime doctor --json | jq '.verdict.findings[0].code'
-  vdsotime doctor --format prometheus > /var/lib/node_exporter/vdsotime.prom
-  vdsotime doctor --duration 0.2      measure longer for steadier figures"
+  vdsotime doctor --format prometheus > vdsotime.prom   # for node_exporter's textfile collector
+  vdsotime doctor --duration 0.1       # measure longer for steadier figures"
 )]
 pub struct DoctorArgs {
+    /// Write the findings, the path of each call and the profile as JSON (--format json).
+    #[arg(long)]
+    pub json: bool,
     /// Seconds spent measuring each function through each path (at most 60).
     #[arg(long, default_value_t = 0.04, value_parser = arg_values::doctor_seconds)]
     pub duration: f64,

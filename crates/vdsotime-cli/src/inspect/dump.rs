@@ -12,8 +12,11 @@ use crate::output::{self, Exit};
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = "Examples:
   vdsotime dump -o vdso.so && readelf -Ws vdso.so
-  vdsotime dump | objdump -T /dev/stdin")]
+  vdsotime dump > vdso.so && objdump -T vdso.so")]
 pub struct DumpArgs {
+    /// With -o, write where the image was written (file, address, size) as JSON.
+    #[arg(long, requires = "output")]
+    pub json: bool,
     /// File to write (default: standard output, unless it is a terminal).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -49,11 +52,6 @@ pub fn run(args: &DumpArgs, json: bool) -> Exit {
             }
         }
         None => {
-            if json {
-                return Err(
-                    "--json needs -o FILE: the image itself goes to standard output".into(),
-                );
-            }
             let mut out = std::io::stdout().lock();
             if out.is_terminal() {
                 return Err(

@@ -330,6 +330,17 @@ pub fn print_system(s: &SystemFacts) {
     }
 }
 
+/// Options of `info`.
+#[derive(clap::Args, Debug, Clone)]
+#[command(after_help = "Examples:
+  vdsotime info
+  vdsotime info --json | jq '.vdso.symbols[].name'")]
+pub struct InfoArgs {
+    /// Write everything as one JSON document (kernel, vdso, paths, clocksources, cpu).
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Runs `vdsotime info`.
 pub fn run(json: bool) -> output::Exit {
     let info = collect();

@@ -25,6 +25,10 @@ pub const REQUIREMENTS: &[(&str, &str)] = &[
         "the process has a vDSO (valgrind, vdso=0 and old QEMU hide it)",
     ),
     (
+        "help-tools",
+        "jq, readelf, objdump and man: the commands the tool's --help examples pipe into",
+    ),
+    (
         "timens",
         "time namespaces: `unshare --time` works (Linux 5.6+, privilege)",
     ),

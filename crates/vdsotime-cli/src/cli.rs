@@ -1,0 +1,103 @@
+//! The command line: every subcommand and option, as the parser, `--help`, the man pages
+//! and the shell completions all read it.
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::bench;
+use crate::check;
+use crate::doctor;
+use crate::inspect;
+
+/// Exit status of a usage error (sysexits' EX_USAGE), for every subcommand: never the
+/// doctor's "degraded" (2), so a monitoring script cannot take a typo for a slow clock.
+pub const EXIT_USAGE: i32 = 64;
+/// Exit status of a run that failed (could not measure, read or write).
+pub const EXIT_ERROR: i32 = 1;
+
+/// Read the time through the vDSO: inspect it, benchmark it, check it, diagnose it.
+#[derive(Parser, Debug)]
+#[command(
+    name = "vdsotime",
+    version,
+    about,
+    max_term_width = 100,
+    after_help = "Without a subcommand: a summary (vDSO, symbols, paths, clocksource), a short
+benchmark and the doctor's verdict, in under 10 seconds.
+
+Examples:
+  vdsotime                       # summary, short benchmark, verdict
+  vdsotime info --json
+  vdsotime bench --peers --svg bench.svg
+  vdsotime bench-getrandom
+  vdsotime check --duration 2
+  vdsotime doctor
+  vdsotime dump -o vdso.so && readelf -Ws vdso.so
+  vdsotime completions bash > vdsotime.bash && . ./vdsotime.bash
+  vdsotime man | man -l -
+
+Exit status: 0 success (doctor: healthy), 2 doctor: degraded, 1 error (a check
+failed, or the run could not measure, read or write), 64 usage error (unknown
+option or subcommand, bad value)."
+)]
+pub struct Cli {
+    /// Without a subcommand: write the summary, benchmark and verdict as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Kernel, vDSO image, exported symbols, path per function, clocksource, CPU flags.
+    Info(inspect::info::InfoArgs),
+    /// ns per call and ratio to the raw vDSO symbol of every time function through
+    /// vdsotime, libc, rustix, std and the syscall, in interleaved rounds.
+    Bench(bench::BenchArgs),
+    /// ns per call of getrandom (4 to 4096 bytes): vDSO, libc, syscall, the getrandom crate.
+    BenchGetrandom(bench::getrandom::Args),
+    /// Verify library readings against the syscall on every CPU and thread; exit 1 on any
+    /// failure.
+    Check(check::CheckArgs),
+    /// Say whether the vDSO really serves each clock, why not, and what to change; exit 2
+    /// if degraded.
+    Doctor(doctor::DoctorArgs),
+    /// Write the vDSO image as an ELF file for readelf/objdump.
+    Dump(inspect::dump::DumpArgs),
+    /// Print a shell completion script (bash, zsh, fish) to standard output.
+    #[command(after_help = "Examples:
+  vdsotime completions bash > vdsotime.bash   # source it, or copy it to
+                                              # ~/.local/share/bash-completion/completions/vdsotime
+  vdsotime completions zsh > _vdsotime        # into a directory of $fpath
+  vdsotime completions fish > vdsotime.fish   # into ~/.config/fish/completions/")]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+    /// Print the man page vdsotime(1), or write it and one page per subcommand to a
+    /// directory.
+    #[command(after_help = "Examples:
+  vdsotime man | man -l -
+  vdsotime man --dir man1 && man -l man1/vdsotime-doctor.1")]
+    Man {
+        /// Write vdsotime.1 and vdsotime-<subcommand>.1 into DIR instead.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
+    /// (internal) Time the library's first call in this fresh process; used by `bench`.
+    #[command(hide = true)]
+    FirstCallProbe,
+}
+
+/// The shells `completions` writes for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    /// bash (bash-completion).
+    Bash,
+    /// zsh (compsys).
+    Zsh,
+    /// fish.
+    Fish,
+}

@@ -1,0 +1,176 @@
+//! The man pages and shell completions are generated from the same definitions as
+//! `--help`, and the install script puts them where man and the shells look.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::skip::skip;
+use crate::{parts, run, scratch};
+
+/// The visible subcommands, as `vdsotime --help` lists them.
+fn subcommands() -> Vec<String> {
+    let (_, out, _) = parts(&run(&["--help"]));
+    let list = out.split_once("Commands:\n").expect("Commands:").1;
+    list.lines()
+        .take_while(|l| l.starts_with("  "))
+        .filter(|l| !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(String::from)
+        .collect()
+}
+
+/// `man -l FILE` rendered as plain text, or None (after a visible skip) without man.
+fn render(test: &str, page: &Path) -> Option<String> {
+    let out = Command::new("man")
+        .arg("-l")
+        .arg(page)
+        .env("MANPAGER", "cat")
+        .env("MANWIDTH", "200")
+        .output();
+    match out {
+        Ok(o) if o.status.success() => Some(String::from_utf8_lossy(&o.stdout).into_owned()),
+        Ok(o) => panic!("man -l {page:?}: {o:?}"),
+        Err(e) => {
+            skip(test, "help-tools", format!("man: {e}"));
+            None
+        }
+    }
+}
+
+#[test]
+fn man_pages_cover_every_subcommand_and_the_exit_codes() {
+    const TEST: &str = "man_pages_cover_every_subcommand_and_the_exit_codes";
+    let dir = scratch("man1");
+    let (code, out, err) = parts(&run(&["man", "--dir", dir.to_str().expect("utf-8")]));
+    assert_eq!(code, 0, "{err}");
+    let subs = subcommands();
+    assert!(subs.len() >= 8, "{subs:?}");
+    for sub in &subs {
+        let page = dir.join(format!("vdsotime-{sub}.1"));
+        assert!(out.contains(page.to_str().expect("utf-8")), "{out}");
+        assert!(page.is_file(), "{page:?}");
+    }
+    let Some(main) = render(TEST, &dir.join("vdsotime.1")) else {
+        return;
+    };
+    for sub in &subs {
+        assert!(
+            main.contains(&format!("vdsotime-{sub}(1)")),
+            "{sub}:\n{main}"
+        );
+    }
+    assert!(main.contains("64 usage error"), "{main}");
+    let doctor = render(TEST, &dir.join("vdsotime-doctor.1")).expect("rendered above");
+    for needle in ["--format", "prometheus", "2 degraded", "64 usage error"] {
+        assert!(doctor.contains(needle), "{needle}:\n{doctor}");
+    }
+    // The page on stdout is the same vdsotime(1).
+    let (code, page, _) = parts(&run(&["man"]));
+    assert_eq!(code, 0);
+    assert_eq!(
+        page,
+        std::fs::read_to_string(dir.join("vdsotime.1")).expect("read")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What bash completes for the words of `line` (the last one being completed), with the
+/// script from `vdsotime completions bash` loaded.
+fn bash_complete(script: &Path, line: &str) -> Vec<String> {
+    let program = format!(
+        r#"source {script:?}
+COMP_LINE={line:?}
+COMP_WORDS=($COMP_LINE)
+[ "${{COMP_LINE: -1}}" = " " ] && COMP_WORDS+=("")
+COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1))
+COMP_POINT=${{#COMP_LINE}}
+_vdsotime vdsotime "${{COMP_WORDS[COMP_CWORD]}}" "${{COMP_WORDS[COMP_CWORD-1]}}"
+printf '%s\n' "${{COMPREPLY[@]}}""#
+    );
+    let out = Command::new("bash")
+        .args(["-c", &program])
+        .output()
+        .expect("run bash");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+#[test]
+fn completions_complete_subcommands_and_options() {
+    let dir = scratch("completions");
+    let script = dir.join("vdsotime.bash");
+    let (code, bash, _) = parts(&run(&["completions", "bash"]));
+    assert_eq!(code, 0);
+    std::fs::write(&script, &bash).expect("write");
+    assert_eq!(bash_complete(&script, "vdsotime do"), ["doctor"]);
+    assert_eq!(bash_complete(&script, "vdsotime doctor --fo"), ["--format"]);
+    let formats = bash_complete(&script, "vdsotime doctor --format ");
+    assert_eq!(formats, ["text", "json", "prometheus"], "{formats:?}");
+    // zsh and fish are not run here (neither shell is on a Debian machine by default); their
+    // scripts must still name every subcommand.
+    for shell in ["zsh", "fish"] {
+        let (code, text, err) = parts(&run(&["completions", shell]));
+        assert_eq!(code, 0, "{err}");
+        for sub in subcommands() {
+            assert!(text.contains(&sub), "{shell} completions lack {sub}");
+        }
+    }
+    let (code, _, err) = parts(&run(&["completions", "tcsh"]));
+    assert_eq!(code, 64, "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// crates/vdsotime-cli/install.sh.
+fn install_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh")
+}
+
+#[test]
+fn install_script_puts_the_tool_its_pages_and_completions_under_destdir() {
+    let stage = scratch("install-stage");
+    let built = Path::new(env!("CARGO_BIN_EXE_vdsotime"))
+        .parent()
+        .expect("profile directory");
+    let out = Command::new("sh")
+        .arg(install_script())
+        .args(["--prefix", "/usr", "--from"])
+        .arg(built)
+        .env("DESTDIR", &stage)
+        .output()
+        .expect("run install.sh");
+    assert!(out.status.success(), "{out:?}");
+    for file in [
+        "usr/bin/vdsotime",
+        "usr/share/man/man1/vdsotime.1",
+        "usr/share/man/man1/vdsotime-doctor.1",
+        "usr/share/bash-completion/completions/vdsotime",
+        "usr/share/zsh/site-functions/_vdsotime",
+        "usr/share/fish/vendor_completions.d/vdsotime.fish",
+    ] {
+        assert!(stage.join(file).is_file(), "{file} not installed: {out:?}");
+    }
+    let installed = Command::new(stage.join("usr/bin/vdsotime"))
+        .arg("--version")
+        .output()
+        .expect("run the installed tool");
+    assert!(installed.status.success(), "{installed:?}");
+    let help = Command::new("sh")
+        .arg(install_script())
+        .arg("--help")
+        .output()
+        .expect("install.sh --help");
+    assert!(help.status.success(), "{help:?}");
+    assert!(String::from_utf8_lossy(&help.stdout).contains("DESTDIR"));
+    let bad = Command::new("sh")
+        .arg(install_script())
+        .arg("--prefx")
+        .output()
+        .expect("install.sh --prefx");
+    assert_eq!(bad.status.code(), Some(64), "{bad:?}");
+    let _ = std::fs::remove_dir_all(&stage);
+}
