@@ -41,9 +41,30 @@ pub fn sysinfo_ehdr() -> Option<usize> {
 
 /// Any auxv entry by the best means this build has (see the module docs for the order).
 pub fn lookup(key: usize) -> Option<usize> {
+    lookup_from(key).map(|(value, _)| value)
+}
+
+/// Which vector an entry was read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// This process's own, as the kernel (or the emulator running it) wrote it: libc's
+    /// copy or `/proc/self/auxv`.
+    Own,
+    /// `PR_GET_AUXV`'s copy, which under an emulator is the host's, not this process's.
+    #[cfg_attr(feature = "std", allow(dead_code))] // read only without libc
+    Prctl,
+}
+
+/// `AT_SYSINFO_EHDR` and the vector it came from.
+pub(crate) fn sysinfo_ehdr_from() -> Option<(usize, Source)> {
+    lookup_from(AT_SYSINFO_EHDR)
+}
+
+/// [`lookup`], saying which vector answered.
+fn lookup_from(key: usize) -> Option<(usize, Source)> {
     #[cfg(feature = "std")]
     {
-        getauxval(key)
+        getauxval(key).map(|v| (v, Source::Own))
     }
     #[cfg(not(feature = "std"))]
     {
@@ -51,8 +72,8 @@ pub fn lookup(key: usize) -> Option<usize> {
         // guest, but pass `PR_GET_AUXV` to the host kernel, whose vDSO address is not
         // the guest's. prctl serves processes without procfs.
         match from_proc(key) {
-            Ok(found) => found,
-            Err(_) => from_prctl(key).ok().flatten(),
+            Ok(found) => found.map(|v| (v, Source::Own)),
+            Err(_) => from_prctl(key).ok().flatten().map(|v| (v, Source::Prctl)),
         }
     }
 }

@@ -55,20 +55,34 @@ impl<'a> Vdso<'a> {
     /// `addr` must be the start of a readable mapping of at least 4 KiB that stays
     /// mapped for the life of the process, such as `AT_SYSINFO_EHDR`.
     pub unsafe fn from_address(addr: usize) -> Result<Vdso<'static>, ElfError> {
-        // Even the header is read only once the page is known to be there: an emulator
-        // may hand out an address that is not mapped in the guest.
-        if !is_mapped(addr, MIN_PAGE) {
-            return Err(ElfError::OutOfBounds("mapping (mincore)"));
-        }
-        // SAFETY: the caller guarantees the first 4 KiB at `addr` are mapped for good,
-        // and mincore just confirmed it.
-        let len = unsafe { extent_at(addr) }?;
-        if !is_mapped(addr, len) {
-            return Err(ElfError::OutOfBounds("mapping (mincore)"));
-        }
-        // SAFETY: mincore confirmed `len` bytes from `addr` are mapped; the vDSO is
-        // never unmapped or written by user space.
-        let v = unsafe { Vdso::mapped(addr, len) }?;
+        // SAFETY: forwarded from the caller; `is_mapped` confirms every range first.
+        unsafe { Vdso::sized(addr, is_mapped) }
+    }
+
+    /// [`Vdso::from_address`] for the address in this process's own auxiliary vector,
+    /// read from libc's copy or `/proc/self/auxv`: the kernel mapped the whole image
+    /// there (the vDSO's pages hold the complete ELF file, section headers included), so
+    /// no system call needs to confirm it.
+    ///
+    /// # Safety
+    /// `addr` must be `AT_SYSINFO_EHDR` of this process's own vector, as the kernel
+    /// wrote it: not an address from `PR_GET_AUXV`, which under an emulator is the host's.
+    unsafe fn from_own_auxv(addr: usize) -> Result<Vdso<'static>, ElfError> {
+        // SAFETY: forwarded from the caller; the kernel's mapping covers the image.
+        unsafe { Vdso::sized(addr, |_, _| true) }
+    }
+
+    /// Sizes and parses the image at `addr` for this process's architecture, asking
+    /// `mapped` about its first page and then its whole length before reading them.
+    ///
+    /// # Safety
+    /// Every range `mapped` vouches for must be mapped for the life of the process.
+    unsafe fn sized(
+        addr: usize,
+        mapped: impl Fn(usize, usize) -> bool,
+    ) -> Result<Vdso<'static>, ElfError> {
+        // SAFETY: forwarded from the caller.
+        let v = unsafe { Vdso::at(addr, mapped) }?;
         if !v.is_native() {
             return Err(ElfError::ForeignMachine {
                 machine: v.machine(),
@@ -78,13 +92,35 @@ impl<'a> Vdso<'a> {
         Ok(v)
     }
 
-    /// Parses the `len` bytes at `addr`.
+    /// Sizes and parses the image at `addr`: its header and program headers from the
+    /// first 4 KiB, then the rest, each range read only once `mapped` vouched for it.
+    /// The header is parsed once.
     ///
     /// # Safety
-    /// They must be mapped, and stay mapped and unchanged, for the life of the process.
-    unsafe fn mapped(addr: usize, len: usize) -> Result<Vdso<'static>, ElfError> {
-        // SAFETY: forwarded from the caller.
-        Vdso::parse(unsafe { core::slice::from_raw_parts(addr as *const u8, len) })
+    /// As for [`Vdso::sized`].
+    unsafe fn at(
+        addr: usize,
+        mapped: impl Fn(usize, usize) -> bool,
+    ) -> Result<Vdso<'static>, ElfError> {
+        // Even the header is read only once the page is known to be there: an emulator
+        // may hand out an address that is not mapped in the guest.
+        if !mapped(addr, MIN_PAGE) {
+            return Err(ElfError::OutOfBounds("mapping (mincore)"));
+        }
+        // SAFETY: `mapped` just vouched for the first 4 KiB at `addr`.
+        let first = unsafe { core::slice::from_raw_parts(addr as *const u8, MIN_PAGE) };
+        let header = Header::parse(first)?;
+        let (load, len) = header.extent(first)?;
+        if !mapped(addr, len) {
+            return Err(ElfError::OutOfBounds("mapping (mincore)"));
+        }
+        // SAFETY: `mapped` vouched for `len` bytes from `addr`; the vDSO is never
+        // unmapped or written by user space.
+        let bytes = unsafe { core::slice::from_raw_parts(addr as *const u8, len) };
+        Ok(Vdso {
+            image: Image::with_header(header, load, bytes)?,
+            base: addr,
+        })
     }
 
     /// The image bytes, ready to write to a file for `readelf`/`objdump`.
@@ -158,17 +194,6 @@ impl<'a> Vdso<'a> {
 /// The smallest Linux page: what `from_address` may read before it knows the length.
 const MIN_PAGE: usize = 4096;
 
-/// The length of the image at `addr`, by its header: its loaded segment and its section
-/// headers, both described in the first page.
-///
-/// # Safety
-/// The first [`MIN_PAGE`] bytes at `addr` must be mapped.
-unsafe fn extent_at(addr: usize) -> Result<usize, ElfError> {
-    // SAFETY: forwarded from the caller.
-    let first = unsafe { core::slice::from_raw_parts(addr as *const u8, MIN_PAGE) };
-    Header::parse(first)?.extent(first)
-}
-
 /// Whether every page of `[addr, addr + len)` is known to be mapped, by `mincore`.
 ///
 /// Only success says so. `ENOMEM` (a page is not mapped), `EINVAL` (an address that is
@@ -217,26 +242,42 @@ const ABSENT: usize = 1;
 /// store the same address; a reader racing `init_from_image` gets the old image or the
 /// new one, whole.
 pub fn vdso() -> Option<Vdso<'static>> {
-    let base = match BASE.load(Ordering::Acquire) {
+    match BASE.load(Ordering::Acquire) {
         0 => locate(),
-        b => b,
-    };
-    if base == ABSENT {
-        return None;
+        ABSENT => None,
+        // SAFETY: `base` was stored only after the image there was validated: its
+        // first page and its whole length (recomputed here from the unchanged header)
+        // are mapped, and stay mapped and unchanged for the process.
+        base => unsafe { Vdso::at(base, |_, _| true) }.ok(),
     }
-    // SAFETY: `base` was stored only after `Vdso::from_address` validated the image
-    // there: its first page and its whole length (recomputed here from the unchanged
-    // header) are mapped, and stay mapped and unchanged for the process.
-    unsafe { extent_at(base).and_then(|len| Vdso::mapped(base, len)) }.ok()
 }
 
+/// Finds, validates and records the image named by the auxiliary vector, and hands it
+/// to the first caller as parsed: nothing is parsed twice.
 #[cold]
-fn locate() -> usize {
-    match crate::auxv::sysinfo_ehdr() {
-        // SAFETY: AT_SYSINFO_EHDR is the kernel's mapping of the vDSO, page-aligned and
-        // mapped for the life of the process.
-        Some(addr) => unsafe { publish(addr) },
-        None => publish_absent(),
+fn locate() -> Option<Vdso<'static>> {
+    use crate::auxv::Source;
+    crate::elf::prefetch::parser();
+    let found = match crate::auxv::sysinfo_ehdr_from() {
+        // SAFETY: this process's own AT_SYSINFO_EHDR: the kernel's mapping of the vDSO.
+        Some((addr, Source::Own)) => (addr, unsafe { Vdso::from_own_auxv(addr) }),
+        // SAFETY: AT_SYSINFO_EHDR as the kernel reports it, mapped for the life of the
+        // process where it is this process's; `from_address` confirms every range.
+        Some((addr, Source::Prctl)) => (addr, unsafe { Vdso::from_address(addr) }),
+        None => {
+            publish_absent();
+            return None;
+        }
+    };
+    match found {
+        (addr, Ok(v)) => {
+            BASE.store(addr, Ordering::Release);
+            Some(v)
+        }
+        (_, Err(_)) => {
+            publish_absent();
+            None
+        }
     }
 }
 
@@ -244,21 +285,17 @@ fn locate() -> usize {
 ///
 /// # Safety
 /// As for [`Vdso::from_address`].
-pub(crate) unsafe fn publish(addr: usize) -> usize {
+pub(crate) unsafe fn publish(addr: usize) {
     // SAFETY: forwarded from the caller.
     match unsafe { Vdso::from_address(addr) } {
-        Ok(_) => {
-            BASE.store(addr, Ordering::Release);
-            addr
-        }
+        Ok(_) => BASE.store(addr, Ordering::Release),
         Err(_) => publish_absent(),
     }
 }
 
 /// Records that this process has no usable vDSO.
-pub(crate) fn publish_absent() -> usize {
+pub(crate) fn publish_absent() {
     BASE.store(ABSENT, Ordering::Release);
-    ABSENT
 }
 
 #[cfg(test)]

@@ -15,9 +15,18 @@ const CALLS: usize = 100;
 const TRACED: &str =
     "trace=clock_gettime,clock_gettime64,clock_getres,clock_getres_time64,gettimeofday,time,getcpu";
 
+/// The system calls that finding and confirming the vDSO could make: `mincore` (to confirm
+/// a mapping), `prctl` (`PR_GET_AUXV`), and reading `/proc/self/auxv`.
+const LOOKING: &str = "trace=mincore,prctl,openat,read,close";
+
 /// Runs the child case under strace (after `prefix`, e.g. `env VAR=value`) and returns
 /// how many of the traced syscalls it made.
 fn count_syscalls(case: &str, prefix: &[&str]) -> usize {
+    count_traced(case, prefix, TRACED)
+}
+
+/// [`count_syscalls`] of the system calls `trace` names (an strace `-e` expression).
+fn count_traced(case: &str, prefix: &[&str], trace: &str) -> usize {
     let log = std::env::temp_dir().join(format!(
         "vdsotime-strace-{}-{}",
         std::process::id(),
@@ -25,7 +34,7 @@ fn count_syscalls(case: &str, prefix: &[&str]) -> usize {
     ));
     let log_arg = log.to_str().expect("temp path is UTF-8");
     let mut wrapper = prefix.to_vec();
-    wrapper.extend(["strace", "-f", "-qq", "-e", TRACED, "-o", log_arg]);
+    wrapper.extend(["strace", "-f", "-qq", "-e", trace, "-o", log_arg]);
     let out = support::child::rerun("child", ("VDSOTIME_STRACE_CASE", case), &wrapper);
     assert!(out.status.success(), "child {case} failed: {out:?}");
     let text = std::fs::read_to_string(&log).unwrap();
@@ -50,6 +59,11 @@ fn child() {
         // SAFETY: 0 means "no vDSO"; no other thread uses the library yet.
         unsafe { vdsotime::init_from_image(0) };
     }
+    if mode == "caller" {
+        let addr = vdsotime::auxv::sysinfo_ehdr().expect("the parent saw a vDSO");
+        // SAFETY: this process's own vDSO, named by the caller as a runtime would.
+        unsafe { vdsotime::init_from_image(addr) };
+    }
     let clock = |raw| black_box(ClockId::from_raw(raw));
     let mut ts = Timespec::default();
     let mut tv = Timeval::default();
@@ -70,6 +84,7 @@ fn child() {
                 Ok(())
             }
             "getcpu" => vdsotime::getcpu().map(drop),
+            "every" => every_function(),
             // Errors of the syscall itself (only without a vDSO: the vDSO would fault).
             // SAFETY: the kernel checks the address and answers EFAULT.
             "gettime-efault" => unsafe { vdsotime::clock_gettime_to(clock(1), bad()) },
@@ -80,6 +95,18 @@ fn child() {
     }
     // Keep the buffers alive so the cases above cannot be folded away.
     black_box((&mut ts, &mut tv));
+}
+
+/// One call of each function (the first in the process, the first time).
+fn every_function() -> Result<(), vdsotime::Errno> {
+    vdsotime::clock_gettime(ClockId::MONOTONIC)?;
+    vdsotime::clock_getres(ClockId::MONOTONIC)?;
+    vdsotime::gettimeofday()?;
+    black_box(vdsotime::time());
+    vdsotime::getcpu()?;
+    black_box(vdsotime::path(vdsotime::Function::Time));
+    black_box(vdsotime::raw::clock_gettime());
+    Ok(())
 }
 
 /// What each call is expected to cost, in syscalls per call.
@@ -145,6 +172,33 @@ fn syscalls_per_call() {
         check("getcpu/vdso".into(), &no_rseq, usize::from(!by_vdso));
     }
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Finding the vDSO through this process's own auxiliary vector (libc's `getauxval`)
+/// makes no system call: the kernel's mapping needs no `mincore` to confirm it. An
+/// address the caller names still gets it, the first page and then the whole image.
+#[test]
+fn the_first_call_confirms_no_kernel_mapping_by_system_call() {
+    const TEST: &str = "the_first_call_confirms_no_kernel_mapping_by_system_call";
+    if let Some(why) = support::strace::unusable() {
+        return skip(TEST, "strace", why);
+    }
+    let baseline = count_traced("none/vdso", &[], LOOKING);
+    let first = count_traced("every/vdso", &[], LOOKING).saturating_sub(baseline);
+    assert_eq!(
+        first, 0,
+        "the first calls looked for the vDSO by system call"
+    );
+    if vdsotime::vdso().is_none() {
+        return skip(TEST, "vdso", "no vDSO: no caller-given image to confirm");
+    }
+    let mincore = "trace=mincore";
+    let before = count_traced("none/vdso", &[], mincore);
+    let given = count_traced("every/caller", &[], mincore).saturating_sub(before);
+    assert_eq!(
+        given, 2,
+        "mincore for the caller's first page and whole image"
+    );
 }
 
 /// A syscall that fails is not made again: exactly one per call. The kernel's errors

@@ -11,6 +11,7 @@
 #![deny(clippy::arithmetic_side_effects)]
 
 mod hash;
+pub(crate) mod prefetch;
 mod reader;
 mod symbols;
 mod version;
@@ -136,7 +137,7 @@ pub(crate) struct Header {
 
 /// The first `PT_LOAD` segment: maps the image's virtual addresses to file offsets.
 #[derive(Clone, Copy, Debug)]
-struct Load {
+pub(crate) struct Load {
     vaddr: u64,
     offset: u64,
     memsz: u64,
@@ -162,6 +163,7 @@ impl Load {
 
 impl Header {
     /// Validates `e_ident`, `e_type`, `e_version` and `e_phentsize`.
+    #[inline(never)] // prefetched by its address: see `prefetch`
     pub(crate) fn parse(bytes: &[u8]) -> Result<Header, ElfError> {
         let ident = bytes.get(..16).ok_or(ElfError::TooShort)?;
         if ident[..4] != *b"\x7fELF" {
@@ -231,6 +233,7 @@ impl Header {
         Ok(())
     }
 
+    #[inline(never)] // prefetched by its address
     fn first_load(&self, r: &Reader<'_>) -> Result<Load, ElfError> {
         let mut load = None;
         self.each_phdr(r, |p_type, ph| {
@@ -250,8 +253,10 @@ impl Header {
 
     /// How many bytes from the start the image occupies: its loaded segment and its
     /// section headers (which `readelf` wants, though nothing here reads them). Used to
-    /// size the live vDSO, whose length the kernel does not tell us.
-    pub(crate) fn extent(&self, bytes: &[u8]) -> Result<usize, ElfError> {
+    /// size the live vDSO, whose length the kernel does not tell us. Also gives the
+    /// segment, for [`Image::with_header`].
+    #[inline(never)] // prefetched by its address
+    pub(crate) fn extent(&self, bytes: &[u8]) -> Result<(Load, usize), ElfError> {
         let r = self.reader(bytes);
         let load = self.first_load(&r)?;
         let load_end = load
@@ -259,7 +264,7 @@ impl Header {
             .checked_add(load.filesz)
             .ok_or(ElfError::OutOfBounds("PT_LOAD"))?;
         let sections_end = offset(self.shoff, self.shnum, self.shentsize)?;
-        Ok(to_usize(load_end, "PT_LOAD")?.max(sections_end))
+        Ok((load, to_usize(load_end, "PT_LOAD")?.max(sections_end)))
     }
 }
 
@@ -285,8 +290,24 @@ impl<'a> Image<'a> {
     /// Parses and validates everything symbol lookup will touch.
     pub(crate) fn parse(bytes: &'a [u8]) -> Result<Image<'a>, ElfError> {
         let header = Header::parse(bytes)?;
+        let load = header.first_load(&header.reader(bytes))?;
+        Image::with_header(header, load, bytes)
+    }
+
+    /// [`Image::parse`] for a header and a first `PT_LOAD` already read from the same
+    /// first bytes (to size the live vDSO), so that a process's first call parses them
+    /// once. Every check that depends on the length of `bytes` is made again here: the
+    /// header's own, and the program headers' (by the walk below).
+    #[inline(never)] // prefetched by its address
+    pub(crate) fn with_header(
+        header: Header,
+        load: Load,
+        bytes: &'a [u8],
+    ) -> Result<Image<'a>, ElfError> {
         let r = header.reader(bytes);
-        let load = header.first_load(&r)?;
+        if bytes.len() < r.pick(52, 64) {
+            return Err(ElfError::TooShort);
+        }
         // Dynamic entries hold virtual addresses; the image is laid out as PT_LOAD says.
         let to_offset = |vaddr, what| load.to_offset(vaddr, bytes.len(), what);
 

@@ -25,8 +25,15 @@ pub struct Symbol<'a> {
 
 impl<'a> Image<'a> {
     /// Symbol `idx` if it is a defined global or weak `STT_FUNC` / `STT_NOTYPE` symbol
-    /// (ppc64 vDSOs use `STT_NOTYPE`) whose code lies inside the image.
-    pub(super) fn symbol(&self, idx: usize, base: usize) -> Result<Option<Symbol<'a>>, ElfError> {
+    /// (ppc64 vDSOs use `STT_NOTYPE`) whose code lies inside the image. `expected` is the
+    /// name and version a lookup wants, if any: text equal to them needs no UTF-8 check.
+    #[inline(never)] // prefetched by its address: see `prefetch`
+    pub(super) fn symbol(
+        &self,
+        idx: usize,
+        base: usize,
+        expected: (Option<&str>, Option<&str>),
+    ) -> Result<Option<Symbol<'a>>, ElfError> {
         let r = &self.r;
         let sym = offset(self.symtab, idx, self.syment)?;
         let name = r.u32(sym, "symbol")? as usize;
@@ -47,16 +54,14 @@ impl<'a> Image<'a> {
             return Ok(None); // an absolute or out-of-image value is no code we can call
         };
         // Names and versions are ASCII in every vDSO; anything else is not ours to call.
-        let Ok(name) = core::str::from_utf8(name) else {
+        let Some(name) = text(name, expected.0) else {
             return Ok(None);
         };
         if name.is_empty() {
             return Ok(None);
         }
         let version = match self.version_of(idx)? {
-            Some(v) => {
-                Some(core::str::from_utf8(v).map_err(|_| ElfError::OutOfBounds("version name"))?)
-            }
+            Some(v) => Some(text(v, expected.1).ok_or(ElfError::OutOfBounds("version name"))?),
             None => None,
         };
         let address = base
@@ -72,6 +77,7 @@ impl<'a> Image<'a> {
 
     /// Finds `name`, and if `version` is given, with that version (an unversioned
     /// image or symbol matches any version, as the dynamic linker allows).
+    #[inline(never)] // prefetched by its address
     pub(crate) fn lookup(
         &self,
         name: &str,
@@ -80,18 +86,20 @@ impl<'a> Image<'a> {
     ) -> Result<Option<Symbol<'a>>, ElfError> {
         let mut found = None;
         let mut error = None;
-        self.candidates(name.as_bytes(), |idx| match self.symbol(idx, base) {
-            Ok(Some(sym))
-                if sym.name == name
-                    && version.is_none_or(|v| sym.version.is_none_or(|sv| sv == v)) =>
-            {
-                found = Some(sym);
-                true
-            }
-            Ok(_) => false,
-            Err(e) => {
-                error = Some(e);
-                true
+        self.candidates(name.as_bytes(), |idx| {
+            match self.symbol(idx, base, (Some(name), version)) {
+                Ok(Some(sym))
+                    if sym.name == name
+                        && version.is_none_or(|v| sym.version.is_none_or(|sv| sv == v)) =>
+                {
+                    found = Some(sym);
+                    true
+                }
+                Ok(_) => false,
+                Err(e) => {
+                    error = Some(e);
+                    true
+                }
             }
         })?;
         match error {
@@ -108,6 +116,17 @@ impl<'a> Image<'a> {
             next: 0,
         }
     }
+}
+
+/// `bytes` as a `str`, if they are UTF-8. Bytes equal to `expected` are, and need no
+/// check: a lookup then never runs the UTF-8 validator, whose code a process's first call
+/// would otherwise fetch from another page.
+fn text<'b>(bytes: &'b [u8], expected: Option<&str>) -> Option<&'b str> {
+    if expected.is_some_and(|e| e.as_bytes() == bytes) {
+        // SAFETY: the bytes equal those of a `str`, so they are valid UTF-8.
+        return Some(unsafe { core::str::from_utf8_unchecked(bytes) });
+    }
+    core::str::from_utf8(bytes).ok()
 }
 
 /// Iterator over an image's usable symbols (see [`crate::Vdso::symbols`]). Entries that
@@ -128,7 +147,7 @@ impl<'a> Iterator for Symbols<'a> {
             self.next = idx.saturating_add(1); // below `nsyms`, so it never saturates
                                                // An unreadable entry is skipped like an unusable one, so that every symbol
                                                // `lookup` can return is also listed here.
-            if let Ok(Some(sym)) = self.image.symbol(idx, self.base) {
+            if let Ok(Some(sym)) = self.image.symbol(idx, self.base, (None, None)) {
                 return Some(sym);
             }
         }

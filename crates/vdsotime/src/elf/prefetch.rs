@@ -1,0 +1,95 @@
+//! Asking for the parser's code before running it, on a process's first call.
+//!
+//! A fresh process runs this parser once, with none of its code in the CPU's caches. It
+//! takes no page fault (the kernel maps a program's code pages around the first one
+//! touched), but it fetches about 170 lines of 64 bytes (measured with valgrind's cache
+//! simulator), one after another as execution reaches each, each from the last-level
+//! cache or memory: on an AMD EPYC KVM guest under load most of the first call went to
+//! that. A prefetch of every line of the parser's functions, issued before the parse,
+//! lets the memory system fetch them side by side; the parse then finds them in the
+//! second-level cache. `vdsotime bench` showed the first call 28% faster for it on that
+//! guest, median over 41 alternating fresh processes.
+//!
+//! The functions are found by their addresses, so each is `#[inline(never)]`: the code
+//! that runs is the code prefetched. A prefetch is a hint: it never faults, and where
+//! this architecture has none here it does nothing.
+
+use super::{Header, Image};
+
+/// How much code after each function's address is asked for where the functions do not
+/// lie together.
+const WINDOW: usize = 4096;
+/// The largest range asked for at once: the parser's functions, about 12 KiB, lie
+/// together unless the linker scattered them.
+const SPAN: usize = 32 * 1024;
+
+/// Prefetches the code of the parser and of symbol lookup into the second-level cache.
+#[cold]
+#[inline(never)]
+pub(crate) fn parser() {
+    if !cfg!(any(
+        target_arch = "x86_64",
+        all(target_arch = "x86", target_feature = "sse"),
+        target_arch = "aarch64"
+    )) {
+        return;
+    }
+    let functions = [
+        Header::parse as *const () as usize,
+        Header::extent as *const () as usize,
+        Header::first_load as *const () as usize,
+        Image::<'static>::with_header as *const () as usize,
+        Image::<'static>::count_symbols as *const () as usize,
+        Image::<'static>::lookup as *const () as usize,
+        Image::<'static>::symbol as *const () as usize,
+        Image::<'static>::version_of as *const () as usize,
+    ];
+    let low = functions.iter().copied().fold(usize::MAX, usize::min) & !63;
+    let high = functions
+        .iter()
+        .copied()
+        .fold(0, usize::max)
+        .saturating_add(WINDOW);
+    if high.saturating_sub(low) <= SPAN {
+        lines(low, high);
+    } else {
+        for f in functions {
+            lines(f & !63, f.saturating_add(WINDOW));
+        }
+    }
+}
+
+/// Prefetches every 64-byte line of `[from, to)`.
+fn lines(from: usize, to: usize) {
+    let mut at = from;
+    while at < to {
+        line(at);
+        at = at.saturating_add(64);
+    }
+}
+
+/// Prefetches the line at `at` into the second-level cache.
+#[inline(always)]
+fn line(at: usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `prefetcht1` only hints the cache; it never faults, whatever the address.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T1 }>(at as *const i8)
+    };
+    #[cfg(all(target_arch = "x86", target_feature = "sse"))]
+    // SAFETY: as above.
+    unsafe {
+        core::arch::x86::_mm_prefetch::<{ core::arch::x86::_MM_HINT_T1 }>(at as *const i8)
+    };
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: `prfm` only hints the cache; it never faults, whatever the address.
+    unsafe {
+        core::arch::asm!("prfm pldl2keep, [{0}]", in(reg) at, options(nostack, readonly, preserves_flags))
+    };
+    #[cfg(not(any(
+        target_arch = "x86_64",
+        all(target_arch = "x86", target_feature = "sse"),
+        target_arch = "aarch64"
+    )))]
+    let _ = at;
+}
