@@ -340,19 +340,38 @@ impl fmt::Display for Path {
 /// }
 /// ```
 pub fn path(function: Function) -> Path {
-    let b = table::bind(crate::vdso().as_ref());
+    use table::Slot;
     match function {
-        Function::ClockGettime(c) => table::clock_path(c, b.clock_gettime.path),
+        Function::ClockGettime(c) => table::clock_path(c, table::path(Slot::ClockGettime)),
         Function::ClockGetres(c) if c.is_aux() => Path::Syscall,
-        Function::ClockGetres(c) => table::clock_path(c, b.clock_getres.path),
-        Function::Gettimeofday => b.gettimeofday.path,
-        Function::Time => b.time.path,
+        Function::ClockGetres(c) => table::clock_path(c, table::path(Slot::ClockGetres)),
+        Function::Gettimeofday => table::path(Slot::Gettimeofday),
+        Function::Time => table::path(Slot::Time),
         Function::Getcpu => match crate::rseq::area() {
             crate::RseqArea::Glibc { node: true, .. } => Path::Rseq,
-            _ => b.getcpu.path,
+            _ => table::path(Slot::Getcpu),
         },
         Function::Getrandom => crate::random::path(),
     }
+}
+
+/// Does now what the first call of each function would otherwise do: finds and parses
+/// the vDSO, binds every function to its symbol and looks for glibc's rseq area. Optional:
+/// every call does its own part of this on first use, and a program that never calls
+/// `init` never pays for the functions it does not use. Call it at start-up where the
+/// first reading must cost what every later one does (glibc pays the same at every
+/// process start). Lock-free, allocation-free and async-signal-safe like every call;
+/// calling it again does the work again, harmlessly.
+///
+/// ```
+/// vdsotime::init();
+/// let t = vdsotime::clock_gettime(vdsotime::ClockId::MONOTONIC)?; // no set-up left to do
+/// # let _ = t;
+/// # Ok::<(), vdsotime::Errno>(())
+/// ```
+pub fn init() {
+    table::resolve_all();
+    crate::rseq::resolve();
 }
 
 /// Uses the vDSO image at `addr` instead of looking in the auxiliary vector; `addr`

@@ -115,8 +115,8 @@ mod vdso;
 
 pub use api::{
     clock_getres, clock_getres_to, clock_gettime, clock_gettime_to, current_cpu, getcpu,
-    gettimeofday, gettimeofday_to, gettimeofday_tz, init_from_auxv, init_from_image, path, time,
-    time_to, Function, Path,
+    gettimeofday, gettimeofday_to, gettimeofday_tz, init, init_from_auxv, init_from_image, path,
+    time, time_to, Function, Path,
 };
 pub use arch::ArchTable;
 pub use clock::ClockId;

@@ -15,7 +15,7 @@
 
 use core::sync::atomic::{AtomicIsize, Ordering::Relaxed};
 
-/// Not looked up yet (the function table's first resolution does it).
+/// Not looked up yet (the first `getcpu`, `current_cpu`, `area` or `init` does it).
 const UNRESOLVED: isize = 1;
 /// Looked up: no usable field. Neither sentinel is a multiple of 4, as real offsets are,
 /// so one test tells a usable offset from both.
@@ -101,7 +101,8 @@ pub fn cpu_and_node() -> Option<(u32, u32)> {
     Some((cpu, node))
 }
 
-/// Looks for glibc's registration; called once, with the rest of the function table.
+/// Looks for glibc's registration: on the first `getcpu` or `current_cpu` (which alone
+/// read the area), or from `crate::init`.
 /// `node` is stored first: whoever sees `cpu` resolved sees `node` resolved too.
 #[cold]
 pub(crate) fn resolve() {
