@@ -86,9 +86,14 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<std::path::PathBuf>,
     },
-    /// (internal) Time the library's first call in this fresh process; used by `bench`.
+    /// (internal) Time one path's first call in this fresh process; used by `bench` and
+    /// `bench-getrandom`.
     #[command(hide = true)]
-    FirstCallProbe,
+    FirstCallProbe {
+        /// The path whose first call is timed.
+        #[arg(value_enum, default_value = "vdsotime")]
+        path: crate::bench::first_call::FirstPath,
+    },
 }
 
 /// The shells `completions` writes for.

@@ -61,7 +61,7 @@ fn main() {
             },
         ),
         Some(Command::Man { dir }) => manual::man(Cli::command(), dir.as_deref()),
-        Some(Command::FirstCallProbe) => bench::first_call::probe(),
+        Some(Command::FirstCallProbe { path }) => bench::first_call::probe(*path),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use vdsotime::Function;
 
-use crate::bench::first_call::FirstCall;
+use crate::bench::first_call::{FirstCall, FirstCalls};
 use crate::measure::paths::Impl;
 use crate::measure::Sample;
 use crate::names;
@@ -81,6 +81,10 @@ pub struct BenchReport {
     /// The first call in a fresh process, if measured.
     #[serde(default)]
     pub first_call: Option<FirstCall>,
+    /// The first call side by side: vdsotime, rustix, glibc and std, in alternating fresh
+    /// processes.
+    #[serde(default)]
+    pub first_call_paths: Option<FirstCalls>,
 }
 
 impl BenchReport {

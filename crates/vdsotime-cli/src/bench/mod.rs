@@ -34,6 +34,12 @@ trial divided by vdso-raw's trial in the same round, with the interquartile rang
 [q1-q3]. vdso-raw is the resolved vDSO symbol called through a bare function
 pointer: the floor. Clock ids go through black_box, so no path sees a constant.
 
+The first call: each round runs one fresh process per path (vdsotime, init, vdsotime
+after init, rustix, glibc, std) in rotated order; each times its one call between two
+raw clock_gettime system calls, less their own gap. Reported per path: the fastest and
+median ns, the median over rounds of its ratio to rustix's in the same round, heap
+allocations and page faults during the call (JSON: first_call_paths).
+
 Examples:
   vdsotime bench                       # both tables: ns, and ratio to vdso-raw
   vdsotime bench --trials 301 --trial-us 50
@@ -63,7 +69,9 @@ pub struct BenchArgs {
     /// Write a bar chart (log scale) of every measurement to FILE.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
-    /// Fresh processes spawned to time the library's first call (0: skip).
+    /// Rounds of fresh processes timing the first clock reading through vdsotime,
+    /// vdsotime::init() and the reading after it, rustix, glibc and std, one process per
+    /// path per round (0: skip).
     #[arg(long, default_value_t = 20)]
     pub first_call_runs: usize,
 }
@@ -201,6 +209,7 @@ pub fn collect(
         },
         measurements,
         first_call: None,
+        first_call_paths: None,
     }
 }
 
@@ -210,7 +219,13 @@ pub fn run(args: &BenchArgs, json: bool) -> Exit {
     let rows = paths::full_rows();
     let mut report = collect(&rows, &Impl::ALL, &plan, args.threads.max(1), args.peers);
     if args.first_call_runs > 0 {
-        report.first_call = Some(first_call::measure(args.first_call_runs)?);
+        let paths = first_call::measure(
+            &first_call::FirstPath::CLOCK,
+            first_call::FirstPath::Rustix,
+            args.first_call_runs,
+        )?;
+        report.first_call = paths.vdsotime();
+        report.first_call_paths = Some(paths);
     }
     if let Some(path) = &args.svg {
         svg::write_file(path, &report)?;
@@ -223,16 +238,12 @@ pub fn run(args: &BenchArgs, json: bool) -> Exit {
         println!();
         table::print_ratios(&report, &rows, &Impl::ALL);
         table::print_peers(&report);
-        if let Some(f) = &report.first_call {
-            println!(
-                "first call in a fresh process (find auxv, size and parse the image, bind every entry): fastest {} ns, median {} ns of {} processes; {} heap allocations",
-                output::ns(f.min_ns),
-                output::ns(f.median_ns),
-                f.runs,
-                f.allocations
-            );
-        }
         table::print_legend();
+        if let Some(f) = &report.first_call_paths {
+            println!();
+            f.print("first clock_gettime(MONOTONIC) in a fresh process");
+            println!("{}", first_call::CLOCK_NOTE);
+        }
         if let Some(path) = &args.svg {
             println!("chart written to {}", path.display());
         }

@@ -87,6 +87,26 @@ fn bench_json_svg_and_peers() {
     assert_eq!(v["header"]["trials"], 3);
     assert!(v["header"]["trial_us"].is_null(), "--calls fixes the count");
     assert_eq!(v["first_call"]["runs"], 2);
+    // The first call side by side; vdsotime's own figures are also the older field's.
+    let paths = &v["first_call_paths"];
+    check_first_calls(
+        paths,
+        2,
+        "rustix",
+        &[
+            "vdsotime",
+            "init",
+            "vdsotime-after-init",
+            "rustix",
+            "glibc",
+            "std",
+        ],
+        &["vdsotime", "init", "vdsotime-after-init"],
+    );
+    let own = &paths["paths"][0];
+    for k in ["runs", "min_ns", "median_ns", "allocations"] {
+        assert_eq!(v["first_call"][k], own[k], "{k}");
+    }
     let ms = v["measurements"].as_array().unwrap();
     for m in ms {
         check_measurement(m, 3);
@@ -298,6 +318,63 @@ fn bench_tables_show_ns_and_ratios() {
     );
     // No progress bar when stderr is not a terminal.
     assert!(err.is_empty(), "stderr: {err}");
+}
+
+/// The text output shows the first call side by side, one line per path.
+#[test]
+fn bench_text_shows_the_first_call_of_every_path() {
+    let (c, out, err) = parts(&run(&[
+        "bench",
+        "--trials",
+        "1",
+        "--calls",
+        "100",
+        "--first-call-runs",
+        "1",
+    ]));
+    assert_eq!(c, 0, "{err}");
+    let at = out
+        .find("first clock_gettime(MONOTONIC) in a fresh process: 1 rounds")
+        .unwrap_or_else(|| panic!("no first-call table:\n{out}"));
+    let table = &out[at..];
+    for path in [
+        "vdsotime",
+        "init",
+        "vdsotime-after-init",
+        "rustix",
+        "glibc",
+        "std",
+    ] {
+        assert!(
+            table.lines().any(|l| l.starts_with(&format!("| {path} "))),
+            "no line for {path}:\n{table}"
+        );
+    }
+    assert!(table.contains("x/rustix median [q1-q3]"), "{table}");
+    assert!(table.contains("minstant"), "the note on the probe: {table}");
+}
+
+/// The probe a round spawns: one line, `ns allocations page-faults`, for each path.
+#[test]
+fn first_call_probe_prints_its_measurement() {
+    for path in [
+        "vdsotime",
+        "init",
+        "rustix",
+        "glibc",
+        "std",
+        "getrandom-syscall",
+    ] {
+        let (c, out, err) = parts(&run(&["first-call-probe", path]));
+        assert_eq!(c, 0, "{path}: {err}");
+        let fields: Vec<u64> = out
+            .split_whitespace()
+            .map(|f| f.parse().unwrap_or_else(|_| panic!("{path}: {out}")))
+            .collect();
+        assert_eq!(fields.len(), 3, "{path}: {out}");
+    }
+    let (c, _, err) = parts(&run(&["first-call-probe", "nonsense"]));
+    assert_eq!(c, 64, "{err}");
 }
 
 #[test]

@@ -151,3 +151,44 @@ fn help_documents_the_exit_codes() {
         );
     }
 }
+
+/// Checks a side-by-side first-call document (`first_call_paths` of `bench`, `first_call`
+/// of `bench-getrandom`): every path in `paths` ran once per round, in that order, with
+/// its figures in order, and those in `no_allocation` allocated nothing.
+pub fn check_first_calls(
+    f: &serde_json::Value,
+    rounds: u64,
+    reference: &str,
+    paths: &[&str],
+    no_allocation: &[&str],
+) {
+    assert_eq!(f["rounds"].as_u64(), Some(rounds), "{f}");
+    assert_eq!(f["reference"], reference, "{f}");
+    let entries = f["paths"].as_array().unwrap();
+    let names: Vec<&str> = entries
+        .iter()
+        .map(|p| p["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, paths, "{f}");
+    for p in entries {
+        assert_eq!(
+            p["runs"].as_u64(),
+            Some(rounds),
+            "every path ran each round: {p}"
+        );
+        assert!(!p["call"].as_str().unwrap().is_empty(), "{p}");
+        let min = p["min_ns"].as_f64().unwrap();
+        let median = p["median_ns"].as_f64().unwrap();
+        assert!(min.is_finite() && min >= 0.0 && min <= median, "{p}");
+        let ratio = ["ratio_q1", "ratio_to_reference", "ratio_q3"].map(|k| p[k].as_f64().unwrap());
+        assert!(ratio[0] <= ratio[1] && ratio[1] <= ratio[2], "{p}");
+        if p["path"] == reference {
+            assert_eq!(ratio, [1.0; 3], "the reference against itself: {p}");
+        }
+        assert!(p["median_page_faults"].as_f64().unwrap() >= 0.0, "{p}");
+        let allocations = p["allocations"].as_u64().unwrap();
+        if no_allocation.contains(&p["path"].as_str().unwrap()) {
+            assert_eq!(allocations, 0, "{p}");
+        }
+    }
+}
