@@ -3,12 +3,14 @@
 //! no per-thread lookup: the floor), libc's `getrandom` (glibc before 2.41: the system
 //! call), the system call itself and the `getrandom` crate (its default backend: libc).
 //! Interleaved rounds, as `vdsotime bench`: each path's figure is its fastest trial, and
-//! its ratio to the `vdso-state` floor is the median over rounds.
+//! its ratio to the `vdso-state` floor is the median over rounds. Also where the system
+//! call overtakes the vDSO on this machine, and the first call in fresh processes.
 
 use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::bench::first_call::{self, FirstCalls, FirstPath};
 use crate::facts;
 use crate::measure::getrandom::{probe, Path, SIZES};
 use crate::measure::interleave::{self, Lane};
@@ -20,7 +22,8 @@ use crate::output::{self, Exit};
 #[command(after_help = "Examples:
   vdsotime bench-getrandom
   vdsotime bench-getrandom --trials 401 --bytes 16
-  vdsotime bench-getrandom --json")]
+  vdsotime bench-getrandom --json
+  vdsotime bench-getrandom --bytes 64 --bytes 128 --bytes 256   # narrow down the crossover")]
 pub struct Args {
     /// Write the rows as JSON (function "getrandom", bytes, path, ns, ratios) instead of a table.
     #[arg(long)]
@@ -37,6 +40,10 @@ pub struct Args {
     /// Request sizes in bytes (repeat the option; default 4 16 64 256 4096, at most 4096).
     #[arg(long = "bytes", value_parser = clap::value_parser!(u64).range(1..=4096))]
     pub bytes: Vec<u64>,
+    /// Rounds of fresh processes timing the first getrandom through vdsotime, glibc and
+    /// the system call, one process per path per round (0: skip).
+    #[arg(long, default_value_t = 20)]
+    pub first_call_runs: usize,
 }
 
 /// One measured cell, as written to JSON.
@@ -66,6 +73,73 @@ pub struct Report {
     pub state_size: Option<usize>,
     /// Every cell.
     pub rows: Vec<Row>,
+    /// Where the system call overtakes vdsotime; null where vdsotime's getrandom is the
+    /// system call itself.
+    pub crossover: Option<Crossover>,
+    /// The first getrandom in a fresh process, through each path, if measured.
+    pub first_call: Option<FirstCalls>,
+}
+
+/// Where the system call overtakes the vDSO on this machine: per byte, the vDSO's
+/// ChaCha20 (one 64-byte block at a time, without a stack) can be slower than the
+/// kernel's generator. Compared as the table does, by the fastest trials.
+#[derive(Debug, Serialize)]
+pub struct Crossover {
+    /// The smallest size measured at which the system call was faster than vdsotime;
+    /// null when vdsotime was faster at every size measured.
+    pub syscall_faster_from_bytes: Option<usize>,
+    /// The largest size measured below that one (or overall) at which vdsotime was
+    /// faster; null when it was faster at none.
+    pub vdso_faster_up_to_bytes: Option<usize>,
+    /// The largest size measured.
+    pub largest_bytes: usize,
+}
+
+impl Crossover {
+    /// Finds the crossover in `rows`; `None` when vdsotime's route is the system call.
+    fn find(rows: &[Row], route: &str) -> Option<Crossover> {
+        if route == "syscall" {
+            return None;
+        }
+        let ns = |bytes: usize, path: Path| {
+            rows.iter()
+                .find(|r| r.bytes == bytes && r.path == path.name())
+                .map(|r| r.sample.ns)
+        };
+        let mut sizes: Vec<usize> = rows.iter().map(|r| r.bytes).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        let syscall_faster = |&b: &usize| match (ns(b, Path::Syscall), ns(b, Path::Vdsotime)) {
+            (Some(s), Some(v)) => s < v,
+            _ => false,
+        };
+        let from = sizes.iter().position(syscall_faster);
+        let below = from.map_or(sizes.len(), |i| i);
+        Some(Crossover {
+            syscall_faster_from_bytes: from.map(|i| sizes[i]),
+            vdso_faster_up_to_bytes: below.checked_sub(1).map(|i| sizes[i]),
+            largest_bytes: sizes.last().copied().unwrap_or(0),
+        })
+    }
+
+    /// The sentence printed under the table.
+    fn describe(c: Option<&Crossover>) -> String {
+        let Some(c) = c else {
+            return "crossover: none, vdsotime's getrandom is the system call here (no vDSO getrandom)".into();
+        };
+        match (c.vdso_faster_up_to_bytes, c.syscall_faster_from_bytes) {
+            (_, None) => format!(
+                "crossover: none up to {} B, the vDSO is faster at every size measured",
+                c.largest_bytes
+            ),
+            (Some(below), Some(from)) => format!(
+                "crossover: the vDSO is faster up to {below} B, the system call from {from} B (of the sizes measured; more --bytes between them narrow it down)"
+            ),
+            (None, Some(from)) => format!(
+                "crossover: the system call is faster at every size measured, from {from} B"
+            ),
+        }
+    }
 }
 
 /// Measures every size through every path, in interleaved rounds per size, each
@@ -103,7 +177,9 @@ pub fn collect(sizes: &[usize], plan: &Plan) -> Report {
         kernel: facts.kernel_release,
         cpu_model: facts.cpu_model,
         state_size: vdsotime::random::params().map(|p| p.state_size),
+        crossover: Crossover::find(&rows, &route),
         rows,
+        first_call: None,
     }
 }
 
@@ -152,7 +228,14 @@ pub fn run(a: &Args, json: bool) -> Exit {
     } else {
         a.bytes.iter().map(|&b| b as usize).collect()
     };
-    let report = collect(&sizes, &plan);
+    let mut report = collect(&sizes, &plan);
+    if a.first_call_runs > 0 {
+        report.first_call = Some(first_call::measure(
+            &FirstPath::GETRANDOM,
+            FirstPath::GetrandomSyscall,
+            a.first_call_runs,
+        )?);
+    }
     if json {
         output::print_json(&report)?;
     } else {
@@ -163,6 +246,11 @@ pub fn run(a: &Args, json: bool) -> Exit {
             report.kernel
         );
         print_table(&report, &sizes);
+        println!("{}", Crossover::describe(report.crossover.as_ref()));
+        if let Some(f) = &report.first_call {
+            println!();
+            f.print("first getrandom of 16 bytes in a fresh process");
+        }
     }
     Ok(0)
 }

@@ -4,7 +4,18 @@ use crate::*;
 /// byte count and a positive time; nothing here asserts a speed.
 #[test]
 fn bench_getrandom_json_has_every_size_and_path() {
-    let v = json(&["bench-getrandom", "--trials", "1", "--calls", "200"], 0);
+    let v = json(
+        &[
+            "bench-getrandom",
+            "--trials",
+            "1",
+            "--calls",
+            "200",
+            "--first-call-runs",
+            "2",
+        ],
+        0,
+    );
     let rows = v["rows"].as_array().unwrap();
     let paths = [
         "vdsotime",
@@ -31,6 +42,32 @@ fn bench_getrandom_json_has_every_size_and_path() {
         route == "syscall" || route.contains("getrandom@"),
         "{route}"
     );
+    // The crossover: a measured size on each side, or none up to the largest.
+    let c = &v["crossover"];
+    if route == "syscall" {
+        assert!(c.is_null(), "{c}");
+    } else {
+        assert_eq!(c["largest_bytes"], 4096, "{c}");
+        let measured =
+            |k: &str| c[k].is_null() || [4, 16, 64, 256, 4096].contains(&c[k].as_u64().unwrap());
+        assert!(
+            measured("syscall_faster_from_bytes") && measured("vdso_faster_up_to_bytes"),
+            "{c}"
+        );
+        if let (Some(below), Some(from)) = (
+            c["vdso_faster_up_to_bytes"].as_u64(),
+            c["syscall_faster_from_bytes"].as_u64(),
+        ) {
+            assert!(below < from, "{c}");
+        }
+    }
+    check_first_calls(
+        &v["first_call"],
+        2,
+        "getrandom-syscall",
+        &["getrandom-vdsotime", "getrandom-glibc", "getrandom-syscall"],
+        &["getrandom-vdsotime", "getrandom-syscall"],
+    );
 }
 
 #[test]
@@ -43,10 +80,20 @@ fn bench_getrandom_table_and_bad_sizes() {
         "100",
         "--bytes",
         "16",
+        "--first-call-runs",
+        "1",
     ]));
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("| 16 "), "{out}");
     assert!(out.contains("syscall/vdsotime"), "{out}");
+    assert!(out.contains("\ncrossover: "), "{out}");
+    assert!(
+        out.contains("first getrandom of 16 bytes in a fresh process: 1 rounds"),
+        "{out}"
+    );
+    for path in ["getrandom-vdsotime", "getrandom-glibc", "getrandom-syscall"] {
+        assert!(out.contains(&format!("| {path} ")), "{path}: {out}");
+    }
     // Usage errors: sysexits' EX_USAGE, as for every subcommand.
     let (code, _, err) = parts(&run(&["bench-getrandom", "--bytes", "0"]));
     assert_eq!(code, 64, "{err}");
