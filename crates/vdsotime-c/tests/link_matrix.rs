@@ -8,7 +8,7 @@
 
 mod support;
 
-use support::matrix::{build, run_each_way, Link, Toolchain};
+use support::matrix::{build, link_mode_tests, run_each_way, Link, Toolchain};
 use support::skip::skip;
 use support::{install, scratch};
 
@@ -23,34 +23,4 @@ fn cell(name: &str, link: Link) {
     }
 }
 
-#[test]
-fn shared_library() {
-    cell("shared_library", Link::Shared);
-}
-
-#[test]
-fn archive_in_a_dynamic_program() {
-    cell("archive_in_a_dynamic_program", Link::Archive);
-}
-
-#[test]
-fn static_program() {
-    cell("static_program", Link::Static);
-}
-
-#[test]
-fn static_pie_program() {
-    cell("static_pie_program", Link::StaticPie);
-}
-
-/// dlopen, use, dlclose, three times, with threads that exit after each dlclose: the
-/// library stays mapped for their thread-exit destructor.
-#[test]
-fn dlopen_dlclose_loop() {
-    cell("dlopen_dlclose_loop", Link::Dlopen);
-}
-
-#[test]
-fn preload_library() {
-    cell("preload_library", Link::Preload);
-}
+link_mode_tests!(cell);

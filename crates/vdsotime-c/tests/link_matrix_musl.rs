@@ -7,7 +7,7 @@
 
 mod support;
 
-use support::matrix::{build, run_each_way, Link};
+use support::matrix::{build, link_mode_tests, run_each_way, Link};
 use support::skip::skip;
 use support::{install_from, musl, scratch};
 
@@ -26,32 +26,4 @@ fn cell(name: &str, link: Link) {
     }
 }
 
-#[test]
-fn shared_library() {
-    cell("shared_library", Link::Shared);
-}
-
-#[test]
-fn archive_in_a_dynamic_program() {
-    cell("archive_in_a_dynamic_program", Link::Archive);
-}
-
-#[test]
-fn static_program() {
-    cell("static_program", Link::Static);
-}
-
-#[test]
-fn static_pie_program() {
-    cell("static_pie_program", Link::StaticPie);
-}
-
-#[test]
-fn dlopen_dlclose_loop() {
-    cell("dlopen_dlclose_loop", Link::Dlopen);
-}
-
-#[test]
-fn preload_library() {
-    cell("preload_library", Link::Preload);
-}
+link_mode_tests!(cell);

@@ -12,6 +12,7 @@
 #define VDSOTIME_TEST_RAW_H
 
 #include <errno.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
@@ -51,6 +52,7 @@ static inline long sys_gettimeofday(struct timeval *tv, struct timezone *tz)
 #ifdef TIME64_ON_32
 	if (tv != NULL) {
 		struct timespec ts;
+		memset(tv, 0, sizeof *tv); /* defined even on failure, for gcc's flow analysis */
 		if (sys_clock_gettime(CLOCK_REALTIME, &ts) != 0)
 			return -errno;
 		tv->tv_sec = ts.tv_sec;

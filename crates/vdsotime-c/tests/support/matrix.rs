@@ -34,6 +34,46 @@ pub enum Link {
     Preload,
 }
 
+/// One `#[test]` per link mode, each calling `$cell(name, link)`: the rows of a matrix.
+#[allow(unused_macros)] // used by the matrix test files only, not by every user of support
+macro_rules! link_mode_tests {
+    ($cell:path) => {
+        #[test]
+        fn shared_library() {
+            $cell("shared_library", Link::Shared);
+        }
+
+        #[test]
+        fn archive_in_a_dynamic_program() {
+            $cell("archive_in_a_dynamic_program", Link::Archive);
+        }
+
+        #[test]
+        fn static_program() {
+            $cell("static_program", Link::Static);
+        }
+
+        #[test]
+        fn static_pie_program() {
+            $cell("static_pie_program", Link::StaticPie);
+        }
+
+        /// dlopen, use, dlclose, three times, with threads that exit after each dlclose:
+        /// the library stays mapped for their thread-exit destructor.
+        #[test]
+        fn dlopen_dlclose_loop() {
+            $cell("dlopen_dlclose_loop", Link::Dlopen);
+        }
+
+        #[test]
+        fn preload_library() {
+            $cell("preload_library", Link::Preload);
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use link_mode_tests;
+
 /// The C compiler and C library a program is built with.
 #[derive(Clone, Debug)]
 pub struct Toolchain {

@@ -220,5 +220,11 @@ pub fn archive_link_extra() -> Vec<String> {
     };
     let unwinder = rust_unwinder(&format!("{arch}-unknown-linux-musl"))
         .unwrap_or_else(|why| panic!("a musl build of these tests without its unwinder: {why}"));
-    vec![unwinder.display().to_string()]
+    let mut extra = vec![unwinder.display().to_string()];
+    if arch == "i686" {
+        // i386's libunwind.a is built with the stack protector, whose PIC helper
+        // (__stack_chk_fail_local) comes from gcc's libssp_nonshared.
+        extra.push("-lssp_nonshared".to_string());
+    }
+    extra
 }
