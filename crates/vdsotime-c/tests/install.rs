@@ -150,3 +150,49 @@ fn installed_libraries_carry_no_debug_information() {
     install_from(&build_dir(), &kept, &["--no-strip"]);
     assert!(has_debug_info(&kept.join("lib/libvdsotime.so.0")));
 }
+
+/// CLOCK_MONOTONIC by the raw system call, in ns.
+fn monotonic_ns() -> i128 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through the valid pointer.
+    let rc = unsafe { libc::syscall(libc::SYS_clock_gettime, libc::CLOCK_MONOTONIC, &mut ts) };
+    assert_eq!(rc, 0);
+    i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec)
+}
+
+/// The README's C quick start (examples/c/quickstart.c), installed and built the way the
+/// README says: linked through pkg-config against the shared library (found at run time
+/// through the rpath the README suggests where `ldconfig` does not apply) and against the
+/// archive, fully static; each prints CLOCK_MONOTONIC, which must lie between two raw
+/// system calls.
+#[test]
+fn the_readme_c_quick_start_builds_and_runs_both_ways() {
+    let dir = scratch("quickstart");
+    let prefix = dir.join("prefix");
+    install(&prefix);
+    let source = crate_dir().join("../../examples/c/quickstart.c");
+    let lib = prefix.join("lib");
+    let shared = dir.join("quickstart-shared");
+    let mut flags = support::pkg_config(&prefix, "vdsotime");
+    flags.push(format!("-Wl,-rpath,{}", lib.display()));
+    support::cc(std::slice::from_ref(&source), &shared, &flags);
+    let fully_static = dir.join("quickstart-static");
+    let mut flags = vec!["-static".to_string()];
+    flags.extend(support::pkg_config_static(&prefix, "vdsotime-static"));
+    support::cc(&[source], &fully_static, &flags);
+    for program in [shared, fully_static] {
+        let before = monotonic_ns();
+        let out = run_ok(&mut Command::new(&program));
+        let after = monotonic_ns();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let (s, ns) = text.trim().split_once('.').expect("seconds.nanoseconds");
+        let read = s.parse::<i128>().expect("s") * 1_000_000_000 + ns.parse::<i128>().expect("ns");
+        assert!(
+            before <= read && read <= after,
+            "{program:?}: {before} <= {read} <= {after}"
+        );
+    }
+}
