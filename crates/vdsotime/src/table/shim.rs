@@ -266,7 +266,7 @@ mod powerpc {
 #[cfg(target_arch = "powerpc64")]
 pub(super) use powerpc::*;
 
-#[cfg(test)]
+#[cfg(all(test, target_pointer_width = "64", not(target_arch = "powerpc64")))]
 mod tests {
     use super::*;
 
@@ -275,7 +275,6 @@ mod tests {
     /// system call instead of calling address 0. On mips these shims are the entries.
     /// Only where a slot's symbol has the 64-bit C signature the shims call: not on 32-bit
     /// targets (time32 symbols) nor on powerpc64 (its asm call sequence).
-    #[cfg(all(target_pointer_width = "64", not(target_arch = "powerpc64")))]
     #[test]
     fn the_enosys_shims_answer_with_or_without_a_symbol() {
         let mut ts = Timespec::default();
