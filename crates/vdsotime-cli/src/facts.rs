@@ -14,6 +14,9 @@ const CLOCKSOURCE_DIR: &str = "/sys/devices/system/clocksource/clocksource0";
 pub struct CpuFlags {
     /// /proc/cpuinfo had a `flags` line (x86 only).
     pub known: bool,
+    /// The CPU has a TSC at all.
+    #[serde(default)]
+    pub tsc: bool,
     /// TSC ticks at a constant rate whatever the frequency.
     pub constant_tsc: bool,
     /// TSC keeps ticking in deep C-states.
@@ -64,6 +67,33 @@ pub struct SystemFacts {
     pub timens_offsets: Vec<TimensOffset>,
     /// Whether the kernel log says "Marking TSC unstable"; `None` if unreadable.
     pub tsc_marked_unstable: Option<bool>,
+    /// Why, as the kernel log says it ("boot parameter", "clocksource watchdog", ...).
+    #[serde(default)]
+    pub tsc_unstable_reason: Option<String>,
+    /// /proc/cmdline: the kernel's boot parameters (`vdso=0`, `clocksource=`, `tsc=`).
+    #[serde(default)]
+    pub kernel_cmdline: Option<String>,
+    /// The tool this process runs under, where it shows (`valgrind`, whose preload
+    /// library is in LD_PRELOAD).
+    #[serde(default)]
+    pub emulator: Option<String>,
+}
+
+impl SystemFacts {
+    /// The value of boot parameter `name` (`Some("")` for a bare flag), the last one
+    /// given winning as in the kernel.
+    pub fn boot_param(&self, name: &str) -> Option<&str> {
+        self.kernel_cmdline
+            .as_deref()?
+            .split_whitespace()
+            .take_while(|w| *w != "--") // what follows is init's
+            .filter_map(|w| match w.split_once('=') {
+                Some((k, v)) if k == name => Some(v),
+                None if w == name => Some(""),
+                _ => None,
+            })
+            .last()
+    }
 }
 
 fn read_trimmed(path: &str) -> Option<String> {
@@ -83,7 +113,7 @@ fn uname() -> (String, String) {
         let bytes: Vec<u8> = f
             .iter()
             .take_while(|&&c| c != 0)
-            .map(|&c| c as u8)
+            .map(|&c| c.to_ne_bytes()[0]) // c_char is i8 or u8 by architecture
             .collect();
         String::from_utf8_lossy(&bytes).into_owned()
     };
@@ -128,6 +158,7 @@ pub fn parse_cpuinfo(text: &str) -> (Option<String>, CpuFlags) {
         flags.known = true;
         for f in list.split_whitespace() {
             match f {
+                "tsc" => flags.tsc = true,
                 "constant_tsc" => flags.constant_tsc = true,
                 "nonstop_tsc" => flags.nonstop_tsc = true,
                 "rdtscp" => flags.rdtscp = true,
@@ -153,9 +184,17 @@ pub fn parse_timens(text: &str) -> Vec<TimensOffset> {
         .collect()
 }
 
+/// The reason in a kernel log record that marks the TSC unstable: "Marking TSC
+/// unstable due to REASON" (arch/x86/kernel/tsc.c, for the boot parameter, the
+/// clocksource watchdog, unsynchronized TSCs, cpufreq changes, ...).
+pub fn tsc_unstable_reason(record: &str) -> Option<String> {
+    let (_, rest) = record.split_once("Marking TSC unstable due to ")?;
+    Some(rest.lines().next().unwrap_or("").trim().to_string())
+}
+
 /// Reads the kernel log through /dev/kmsg (needs CAP_SYSLOG or a permissive
-/// dmesg_restrict) and looks for the TSC watchdog's verdict.
-fn tsc_marked_unstable() -> Option<bool> {
+/// dmesg_restrict) and looks for the TSC being marked unstable, and why.
+fn tsc_marked_unstable() -> Option<(bool, Option<String>)> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut f = fs::OpenOptions::new()
         .read(true)
@@ -164,13 +203,17 @@ fn tsc_marked_unstable() -> Option<bool> {
         .ok()?;
     let mut buf = vec![0u8; 8192];
     let mut found = false;
+    let mut reason = None;
     // Each read returns one record; EAGAIN ends the buffer. Bounded for safety.
     for _ in 0..200_000 {
         match f.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
                 let rec = String::from_utf8_lossy(&buf[..n]);
-                if rec.contains("Marking TSC unstable") || rec.contains("TSC found unstable") {
+                if let Some(r) = tsc_unstable_reason(&rec) {
+                    reason.get_or_insert(r);
+                    found = true;
+                } else if rec.contains("TSC found unstable") {
                     found = true;
                 }
             }
@@ -179,7 +222,7 @@ fn tsc_marked_unstable() -> Option<bool> {
             Err(_) => return None,
         }
     }
-    Some(found)
+    Some((found, reason))
 }
 
 fn hypervisor(flags: &CpuFlags, dmi: Option<&str>) -> Option<String> {
@@ -256,6 +299,7 @@ pub fn collect() -> SystemFacts {
     let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let (cpu_model, cpu_flags) = parse_cpuinfo(&cpuinfo);
     let dmi_product = read_trimmed("/sys/class/dmi/id/product_name");
+    let log = tsc_marked_unstable();
     SystemFacts {
         kernel_release,
         machine,
@@ -272,7 +316,12 @@ pub fn collect() -> SystemFacts {
         timens_offsets: fs::read_to_string("/proc/self/timens_offsets")
             .map(|t| parse_timens(&t))
             .unwrap_or_default(),
-        tsc_marked_unstable: tsc_marked_unstable(),
+        tsc_marked_unstable: log.as_ref().map(|l| l.0),
+        tsc_unstable_reason: log.and_then(|l| l.1),
+        kernel_cmdline: read_trimmed("/proc/cmdline"),
+        emulator: std::env::var("LD_PRELOAD")
+            .is_ok_and(|p| p.contains("vgpreload"))
+            .then(|| "valgrind".to_string()),
     }
 }
 
@@ -300,6 +349,38 @@ mod tests {
             ("monotonic", 5, 7)
         );
         assert_eq!(v[1].secs, -3);
+    }
+
+    #[test]
+    fn kernel_log_reasons() {
+        let rec = "6,321,1234,-;tsc: Marking TSC unstable due to clocksource watchdog\n";
+        assert_eq!(
+            tsc_unstable_reason(rec).as_deref(),
+            Some("clocksource watchdog")
+        );
+        assert_eq!(
+            tsc_unstable_reason("tsc: Marking TSC unstable due to boot parameter").as_deref(),
+            Some("boot parameter")
+        );
+        assert_eq!(
+            tsc_unstable_reason("clocksource: Switched to clocksource hpet"),
+            None
+        );
+    }
+
+    #[test]
+    fn boot_params() {
+        let f = SystemFacts {
+            kernel_cmdline: Some(
+                "BOOT_IMAGE=/vmlinuz vdso=1 quiet tsc=unstable vdso=0 -- vdso=1".into(),
+            ),
+            ..SystemFacts::default()
+        };
+        assert_eq!(f.boot_param("vdso"), Some("0"));
+        assert_eq!(f.boot_param("tsc"), Some("unstable"));
+        assert_eq!(f.boot_param("quiet"), Some(""));
+        assert_eq!(f.boot_param("clocksource"), None);
+        assert_eq!(SystemFacts::default().boot_param("vdso"), None);
     }
 
     #[test]

@@ -135,8 +135,8 @@ pub struct Args {
     /// Calls per trial for every path (default: sized per path to --trial-us).
     #[arg(long)]
     pub calls: Option<u64>,
-    /// Microseconds one trial should take when --calls is not given.
-    #[arg(long, default_value_t = DEFAULT_TRIAL_US)]
+    /// Microseconds one trial should take when --calls is not given (at most 10 s).
+    #[arg(long, default_value_t = DEFAULT_TRIAL_US, value_parser = crate::arg_values::trial_us)]
     pub trial_us: f64,
     /// Request sizes in bytes (repeat the option; default 4 16 64 256 4096, at most 4096).
     #[arg(long = "bytes", value_parser = clap::value_parser!(u64).range(1..=4096))]
@@ -246,9 +246,6 @@ pub fn print_table(r: &Report, sizes: &[usize]) {
 
 /// Runs `vdsotime bench-getrandom`.
 pub fn run(a: &Args, json: bool) -> Exit {
-    if !(a.trial_us.is_finite() && a.trial_us > 0.0 && a.trial_us <= 1e7) {
-        return Err("--trial-us must be a positive number of microseconds (at most 10 s)".into());
-    }
     let plan = Plan {
         trials: a.trials.max(1),
         calls: a.calls,

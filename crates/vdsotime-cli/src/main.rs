@@ -1,15 +1,20 @@
 //! `vdsotime`: inspect the vDSO, benchmark and verify every time path, and say
 //! whether this machine's clocks are served fast. One module per subcommand.
 
+mod arg_values;
 mod bench;
 mod bench_table;
+mod call_paths;
+mod causes;
 mod check;
 mod classify;
+mod clocksources;
 mod crate_paths;
 mod doctor;
 mod dump;
 mod facts;
 mod fault;
+mod findings;
 mod first_call;
 mod getrandom_bench;
 mod info;
@@ -19,19 +24,29 @@ mod names;
 mod output;
 mod peers;
 mod profile;
+mod prometheus;
 #[cfg(target_pointer_width = "32")]
 mod raw32;
 mod sandwich;
+mod seccomp_filter;
+mod seccomp_probe;
 /// The core's visible-skip helper (`SKIP <test>: <reason>`), shared with the CLI's tests.
-#[cfg(all(test, target_pointer_width = "32"))]
+#[cfg(test)]
 #[path = "../../vdsotime/tests/support/skip.rs"]
 mod skip;
 mod summary;
 mod svg;
+mod symptoms;
 mod tally;
 mod targets;
 
 use clap::{Parser, Subcommand};
+
+/// Exit status of a usage error (sysexits' EX_USAGE), for every subcommand: never the
+/// doctor's "degraded" (2), so a monitoring script cannot take a typo for a slow clock.
+pub const EXIT_USAGE: i32 = 64;
+/// Exit status of a run that failed (could not measure, read or write).
+pub const EXIT_ERROR: i32 = 1;
 
 /// Read the time through the vDSO: inspect it, benchmark it, check it, diagnose it.
 #[derive(Parser, Debug)]
@@ -49,7 +64,11 @@ Examples:
   vdsotime bench-getrandom
   vdsotime check --duration 5
   vdsotime doctor
-  vdsotime dump -o vdso.so && readelf -Ws vdso.so"
+  vdsotime dump -o vdso.so && readelf -Ws vdso.so
+
+Exit status: 0 success (doctor: healthy), 2 doctor: degraded, 1 error (a check
+failed, or the run could not measure, read or write), 64 usage error (unknown
+option or subcommand, bad value)."
 )]
 struct Cli {
     /// Write JSON to standard output instead of tables.
@@ -82,7 +101,18 @@ enum Command {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    // Output piped into `head` ends the process quietly, as for any Unix tool, instead of
+    // a panic in println!.
+    // SAFETY: restores the default action of one signal before any thread exists.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version are "errors" that go to stdout and succeed.
+            let _ = e.print();
+            std::process::exit(if e.use_stderr() { EXIT_USAGE } else { 0 });
+        }
+    };
     let result = match &cli.command {
         None => summary::run(cli.json),
         Some(Command::Info) => info::run(cli.json),
@@ -97,7 +127,7 @@ fn main() {
         Ok(code) => std::process::exit(code),
         Err(msg) => {
             eprintln!("vdsotime: {msg}");
-            std::process::exit(1);
+            std::process::exit(EXIT_ERROR);
         }
     }
 }

@@ -8,6 +8,7 @@ use crate::bench::BenchReport;
 use crate::facts::{self, SystemFacts};
 use crate::measure::Plan;
 use crate::names;
+use crate::seccomp_probe::{self, ProbeReport};
 use crate::targets::{self, Impl};
 
 /// What one function cost through each path.
@@ -29,21 +30,6 @@ pub struct Cost {
     pub syscall_ns: f64,
 }
 
-impl Cost {
-    /// `clock_gettime(MONOTONIC)`.
-    pub fn label(&self) -> String {
-        match &self.clock {
-            Some(c) => format!("{}({})", self.function, c.trim_start_matches("CLOCK_")),
-            None => format!("{}()", self.function),
-        }
-    }
-
-    /// Whether the library resolved a vDSO symbol for this call.
-    pub fn via_vdso(&self) -> bool {
-        self.route != "syscall"
-    }
-}
-
 /// Everything the classifier looks at.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Profile {
@@ -57,6 +43,9 @@ pub struct Profile {
     pub missing_symbols: Vec<String>,
     /// Per-function costs.
     pub costs: Vec<Cost>,
+    /// What the seccomp probe saw; absent from profiles saved before it existed.
+    #[serde(default)]
+    pub probe: Option<ProbeReport>,
 }
 
 /// Symbols of `arch::NATIVE` absent from this process's vDSO (all of them if none).
@@ -101,19 +90,22 @@ pub fn costs_from(report: &BenchReport, rows: &[Function]) -> Vec<Cost> {
         .collect()
 }
 
-/// Builds the profile from a measurement already taken.
-pub fn from_report(report: &BenchReport, facts: SystemFacts) -> Profile {
+/// Builds the profile from a measurement already taken and a probe.
+pub fn from_report(report: &BenchReport, facts: SystemFacts, probe: ProbeReport) -> Profile {
     Profile {
         facts,
         has_vdso: vdsotime::vdso().is_some(),
         arch: vdsotime::arch::NATIVE.name.to_string(),
         missing_symbols: missing_symbols(),
         costs: costs_from(report, &targets::short_rows()),
+        probe: Some(probe),
     }
 }
 
-/// Measures and reads everything.
+/// Probes, measures and reads everything. The probe forks, so it runs first, while
+/// this process has one thread.
 pub fn collect(plan: &Plan) -> (Profile, BenchReport) {
+    let probe = seccomp_probe::collect();
     let report = crate::bench::collect(
         &targets::short_rows(),
         &[Impl::Vdsotime, Impl::Libc, Impl::Syscall],
@@ -121,5 +113,5 @@ pub fn collect(plan: &Plan) -> (Profile, BenchReport) {
         1,
         false,
     );
-    (from_report(&report, facts::collect()), report)
+    (from_report(&report, facts::collect(), probe), report)
 }

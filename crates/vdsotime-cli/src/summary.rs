@@ -7,12 +7,14 @@ use serde::Serialize;
 
 use crate::bench::{self, BenchReport};
 use crate::bench_table;
+use crate::call_paths::{self, PathEntry};
 use crate::classify::{self, Verdict};
 use crate::doctor;
 use crate::facts;
 use crate::info::{self, Info};
 use crate::output::{self, Exit};
 use crate::profile::{self, Profile};
+use crate::seccomp_probe;
 use crate::targets::{self, Impl};
 
 /// The `vdsotime --json` document.
@@ -22,6 +24,7 @@ struct Summary<'a> {
     bench: &'a BenchReport,
     profile: &'a Profile,
     verdict: &'a Verdict,
+    paths: &'a [PathEntry],
     seconds: f64,
 }
 
@@ -29,6 +32,8 @@ struct Summary<'a> {
 /// (`vdsotime doctor` is the gate).
 pub fn run(json: bool) -> Exit {
     let start = Instant::now();
+    // The probe forks: first, while this process has one thread.
+    let probe = seccomp_probe::collect();
     let info = info::collect();
     if !json {
         info::print_system(&info.system);
@@ -38,7 +43,7 @@ pub fn run(json: bool) -> Exit {
     let rows = targets::short_rows();
     let impls = [Impl::Vdsotime, Impl::VdsoRaw, Impl::Libc, Impl::Syscall];
     let report = bench::collect(&rows, &impls, &bench::default_plan(), 1, false);
-    let profile = profile::from_report(&report, facts::collect());
+    let profile = profile::from_report(&report, facts::collect(), probe);
     let verdict = classify::classify(&profile);
     if json {
         output::print_json(&Summary {
@@ -46,6 +51,7 @@ pub fn run(json: bool) -> Exit {
             bench: &report,
             profile: &profile,
             verdict: &verdict,
+            paths: &call_paths::derive(&profile),
             seconds: start.elapsed().as_secs_f64(),
         })?;
     } else {

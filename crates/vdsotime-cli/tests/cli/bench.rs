@@ -304,7 +304,7 @@ fn bench_tables_show_ns_and_ratios() {
 fn bench_rejects_bad_trial_length() {
     for bad in ["0", "-5", "nan", "inf"] {
         let (c, _, err) = parts(&run(&["bench", &format!("--trial-us={bad}")]));
-        assert_ne!(c, 0, "{bad}");
+        assert_eq!(c, 64, "{bad}: a usage error");
         assert!(err.contains("--trial-us"), "{bad}: {err}");
     }
 }

@@ -47,8 +47,9 @@ fn bench_getrandom_table_and_bad_sizes() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("| 16 "), "{out}");
     assert!(out.contains("syscall/vdsotime"), "{out}");
+    // Usage errors: sysexits' EX_USAGE, as for every subcommand.
     let (code, _, err) = parts(&run(&["bench-getrandom", "--bytes", "0"]));
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, 64, "{err}");
     let (code, _, err) = parts(&run(&["bench-getrandom", "--bytes", "4097"]));
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, 64, "{err}");
 }

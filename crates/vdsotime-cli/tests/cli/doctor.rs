@@ -1,38 +1,18 @@
 use crate::*;
 
-fn judge(profile: &serde_json::Value, name: &str) -> (i32, String) {
-    let d = scratch(name);
-    let file = d.join("profile.json");
-    std::fs::write(&file, serde_json::to_string(profile).unwrap()).unwrap();
-    let (c, out, err) = parts(&run(&["doctor", "--profile", file.to_str().unwrap()]));
-    let _ = std::fs::remove_dir_all(d);
-    assert!(c == 0 || c == 2, "{out}\n{err}");
-    (c, out)
+/// A saved scenario profile (tests/profiles), by name.
+pub fn profile_path(name: &str) -> String {
+    format!("{}/tests/profiles/{name}.json", env!("CARGO_MANIFEST_DIR"))
 }
 
-/// This machine's profile made healthy by construction.
-fn healthy_profile() -> serde_json::Value {
-    // The live machine may judge either way; only its shape is reused.
-    let (c, out, err) = parts(&run(&["doctor", "--duration", "0.005", "--json"]));
-    assert!(c == 0 || c == 2, "{err}");
-    let real: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let mut p = real["profile"].clone();
-    p["has_vdso"] = true.into();
-    p["missing_symbols"] = serde_json::json!([]);
-    p["facts"]["machine"] = "x86_64".into();
-    p["facts"]["clocksource"] = "tsc".into();
-    p["facts"]["clocksources_available"] = serde_json::json!(["tsc", "hpet", "acpi_pm"]);
-    p["facts"]["cpu_flags"]["known"] = true.into();
-    p["facts"]["cpu_flags"]["constant_tsc"] = true.into();
-    p["facts"]["cpu_flags"]["nonstop_tsc"] = true.into();
-    p["facts"]["tsc_marked_unstable"] = false.into();
-    for c in p["costs"].as_array_mut().unwrap() {
-        let sys = c["syscall_ns"].as_f64().unwrap();
-        c["vdsotime_ns"] = (sys / 10.0).into();
-        c["libc_ns"] = (sys / 9.0).into();
-        c["route"] = "__vdso_simulated@LINUX_2.6".into();
-    }
-    p
+/// `doctor --profile <scenario>` with `extra` arguments: exit code and stdout.
+pub fn judge(name: &str, extra: &[&str]) -> (i32, String) {
+    let path = profile_path(name);
+    let mut args = vec!["doctor", "--profile", path.as_str()];
+    args.extend_from_slice(extra);
+    let (c, out, err) = parts(&run(&args));
+    assert!(err.is_empty(), "{name}: {err}");
+    (c, out)
 }
 
 #[test]
@@ -43,6 +23,7 @@ fn doctor_json_is_consistent_with_exit_status() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let status = v["verdict"]["status"].as_str().unwrap();
     assert_eq!(status == "degraded", c == 2);
+    assert_eq!(v["schema_version"], 1);
     let costs = v["profile"]["costs"].as_array().unwrap();
     assert_eq!(
         costs.len(),
@@ -54,73 +35,218 @@ fn doctor_json_is_consistent_with_exit_status() {
         positive(&cost["syscall_ns"], "syscall_ns");
         positive(&cost["libc_ns"], "libc_ns");
     }
+    for f in v["verdict"]["findings"].as_array().unwrap() {
+        assert!(f["code"].is_string() && f["message"].is_string(), "{f}");
+        assert!(f["subject"].is_object(), "{f}");
+    }
+    let paths = v["paths"].as_array().unwrap();
+    assert_eq!(paths.len(), 18, "10 timed + 7 clock_getres + getrandom");
+    for p in paths {
+        let path = p["path"].as_str().unwrap();
+        assert!(
+            ["vdso", "vdso-fallback", "no-vdso", "syscall", "rseq"].contains(&path),
+            "{p}"
+        );
+        let method = p["method"].as_str().unwrap();
+        assert!(["seccomp", "timing", "lookup"].contains(&method), "{p}");
+    }
+}
+
+/// The proof on this real machine: where the clocksource is tsc (or the arm64
+/// counter), every counter clock must come out `vdso`, proved under seccomp.
+#[test]
+fn this_machine_every_counter_clock_is_proved_vdso() {
+    const TEST: &str = "this_machine_every_counter_clock_is_proved_vdso";
+    let v = json(&["doctor", "--duration", "0.005"], 0);
+    let cs = v["profile"]["facts"]["clocksource"].as_str().unwrap_or("");
+    if !v["profile"]["has_vdso"].as_bool().unwrap() {
+        return skip::skip(TEST, "vdso", "this process has no vDSO");
+    }
+    if v["profile"]["probe"]["method"] != "seccomp" {
+        return skip::skip(
+            TEST,
+            "seccomp",
+            format!("{}", v["profile"]["probe"]["unavailable"]),
+        );
+    }
+    if cs != "tsc" && cs != "arch_sys_counter" {
+        return skip::skip(TEST, "vdso", format!("the clocksource is {cs:?}"));
+    }
+    for p in v["paths"].as_array().unwrap() {
+        if p["function"] == "clock_gettime" || p["function"] == "gettimeofday" {
+            assert_eq!(
+                (&p["path"], &p["method"]),
+                (&"vdso".into(), &"seccomp".into()),
+                "{p}"
+            );
+        }
+    }
+    assert_eq!(v["verdict"]["status"], "healthy");
+}
+
+#[test]
+fn scenarios_exit_with_their_verdict_and_cause_first() {
+    for (name, code, first) in [
+        ("healthy", 0, None),
+        ("time_namespace", 0, None),
+        ("hpet", 2, Some("clocksource_not_vdso_capable")),
+        ("acpi_pm", 2, Some("clocksource_not_vdso_capable")),
+        ("tsc_unstable", 2, Some("tsc_marked_unstable")),
+        ("tsc_watchdog", 2, Some("tsc_marked_unstable")),
+        ("no_vdso", 2, Some("no_vdso")),
+    ] {
+        let (c, out) = judge(name, &["--json"]);
+        assert_eq!(c, code, "{name}: {out}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let findings = v["verdict"]["findings"].as_array().unwrap();
+        if let Some(first) = first {
+            assert_eq!(findings[0]["code"], first, "{name}: {out}");
+            assert_eq!(findings[0]["role"], "cause", "{name}");
+        }
+        let (c, text) = judge(name, &[]);
+        assert_eq!(c, code, "{name}");
+        let head = if code == 0 { "HEALTHY" } else { "DEGRADED" };
+        assert!(
+            text.starts_with(&format!("doctor verdict: {head}")),
+            "{text}"
+        );
+    }
+}
+
+/// A profile saved before the probe and the newer facts existed is still judged, by
+/// timing, and says so.
+#[test]
+fn profiles_saved_without_the_probe_are_judged_by_timing() {
+    let text = std::fs::read_to_string(profile_path("hpet")).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let p = doc["profile"].as_object_mut().unwrap();
+    p.remove("probe");
+    let facts = p["facts"].as_object_mut().unwrap();
+    for newer in ["tsc_unstable_reason", "kernel_cmdline", "emulator"] {
+        facts.remove(newer);
+    }
+    facts["cpu_flags"].as_object_mut().unwrap().remove("tsc");
+    let d = scratch("oldprofile");
+    let file = d.join("old.json");
+    std::fs::write(&file, serde_json::to_string(&doc).unwrap()).unwrap();
+    let v = json(&["doctor", "--profile", file.to_str().unwrap()], 2);
+    let _ = std::fs::remove_dir_all(d);
     let findings = v["verdict"]["findings"].as_array().unwrap();
-    assert!(findings.iter().any(|f| f["message"]
+    assert_eq!(findings[0]["code"], "clocksource_not_vdso_capable");
+    assert!(findings[0]["message"]
         .as_str()
         .unwrap()
-        .contains("clock_gettime(MONOTONIC)")));
+        .contains("(judged by timing)"));
+    assert!(findings.iter().any(|f| f["code"] == "seccomp_unavailable"));
+    let monotonic = v["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["clock"] == "MONOTONIC")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (&monotonic["path"], &monotonic["method"]),
+        (&"vdso-fallback".into(), &"timing".into())
+    );
 }
 
 #[test]
-fn simulated_healthy_profile_is_healthy() {
-    let (c, out) = judge(&healthy_profile(), "healthy");
-    assert_eq!(c, 0, "{out}");
-    assert!(out.contains("HEALTHY"));
-}
-
-#[test]
-fn simulated_fallback_profile_is_degraded() {
-    let mut p = healthy_profile();
-    for c in p["costs"].as_array_mut().unwrap() {
-        let sys = c["syscall_ns"].as_f64().unwrap();
-        c["vdsotime_ns"] = (sys * 1.02).into();
-    }
-    let (c, out) = judge(&p, "fallback");
-    assert_eq!(c, 2, "{out}");
-    assert!(out.contains("DEGRADED"));
+fn hpet_text_names_hpet_and_the_fix_first() {
+    let (c, out) = judge("hpet", &[]);
+    assert_eq!(c, 2);
+    let first = out.lines().nth(1).unwrap();
     assert!(
-        out.contains(
-            "clock_gettime(MONOTONIC) goes through the vDSO but costs as much as a system call"
+        first.contains("DEGRADED [clocksource_not_vdso_capable] The clocksource is hpet"),
+        "{out}"
+    );
+    assert!(
+        first.contains(
+            "echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource"
         ),
         "{out}"
     );
+    assert!(first.contains("`clocksource=tsc`"), "{out}");
 }
 
 #[test]
-fn simulated_hpet_gets_switch_advice() {
-    let mut p = healthy_profile();
-    p["facts"]["clocksource"] = "hpet".into();
-    let (c, out) = judge(&p, "hpet");
-    assert_eq!(c, 2, "{out}");
-    assert!(
-        out.contains("echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource"),
-        "{out}"
-    );
-    assert!(out.contains("clocksource=tsc"));
-}
-
-#[test]
-fn simulated_libc_syscall_is_reported() {
-    let mut p = healthy_profile();
-    for c in p["costs"].as_array_mut().unwrap() {
-        let sys = c["syscall_ns"].as_f64().unwrap();
-        c["libc_ns"] = sys.into();
-    }
-    let (c, out) = judge(&p, "libc");
-    assert_eq!(c, 0, "{out}");
-    assert!(
-        out.contains("Your C library makes a system call for gettimeofday()"),
-        "{out}"
-    );
-}
-
-#[test]
-fn bad_profile_is_an_error() {
+fn bad_profile_is_a_runtime_error() {
     let d = scratch("badprofile");
     let file = d.join("p.json");
     std::fs::write(&file, "{\"nope\": 1}").unwrap();
     let (c, _, err) = parts(&run(&["doctor", "--profile", file.to_str().unwrap()]));
     assert_eq!(c, 1);
     assert!(err.contains("not a doctor profile"), "{err}");
+    let (c, _, err) = parts(&run(&[
+        "doctor",
+        "--profile",
+        d.join("missing.json").to_str().unwrap(),
+    ]));
+    assert_eq!(c, 1, "{err}");
     let _ = std::fs::remove_dir_all(d);
+}
+
+/// valgrind runs its guest without a vDSO: the doctor must say so once, name valgrind,
+/// and say nothing false.
+#[test]
+fn under_valgrind_the_doctor_names_the_missing_vdso() {
+    const TEST: &str = "under_valgrind_the_doctor_names_the_missing_vdso";
+    let o = std::process::Command::new("valgrind")
+        .args(["-q", "--error-exitcode=99", env!("CARGO_BIN_EXE_vdsotime")])
+        .args(["doctor", "--json", "--duration", "0.005"])
+        .env_remove("VDSOTIME_FAULT")
+        .output();
+    let o = match o {
+        Ok(o) => o,
+        Err(e) => return skip::skip(TEST, "valgrind", format!("cannot run valgrind: {e}")),
+    };
+    let (c, out, err) = parts(&o);
+    assert_eq!(c, 2, "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["profile"]["has_vdso"], false);
+    let findings = v["verdict"]["findings"].as_array().unwrap();
+    assert_eq!(findings[0]["code"], "no_vdso", "{out}");
+    let m = findings[0]["message"].as_str().unwrap();
+    assert!(m.contains("Here the process runs under valgrind"), "{m}");
+    assert!(m.contains("`vdso=0`"), "{m}");
+    let degraded = findings
+        .iter()
+        .filter(|f| f["severity"] == "degraded")
+        .count();
+    assert_eq!(degraded, 1, "{out}");
+    for f in findings {
+        let m = f["message"].as_str().unwrap();
+        assert!(
+            !m.contains("on this architecture") && !m.contains("served by the vDSO"),
+            "{m}"
+        );
+        assert_ne!(f["severity"], "ok", "{f}");
+    }
+    for p in v["paths"].as_array().unwrap() {
+        assert_eq!(p["path"], "no-vdso", "{p}");
+    }
+}
+
+/// `vdsotime doctor | head -1` ends quietly (SIGPIPE), without a panic message.
+#[test]
+fn a_closed_pipe_ends_the_doctor_quietly() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vdsotime"))
+        .args(["doctor", "--profile", &profile_path("hpet")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away before the first line
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    assert_ne!(status.code(), Some(101), "{status:?}");
 }

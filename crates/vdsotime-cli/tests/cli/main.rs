@@ -7,7 +7,9 @@ mod bench_getrandom;
 mod check;
 mod doctor;
 mod dump;
+mod expfmt;
 mod info;
+mod prometheus;
 mod summary;
 mod timens;
 
@@ -111,7 +113,38 @@ fn every_subcommand_has_help_with_examples() {
 }
 
 #[test]
-fn unknown_subcommand_is_an_error() {
-    let (c, _, err) = parts(&run(&["frobnicate"]));
-    assert_eq!(c, 2, "{err}");
+fn usage_errors_exit_64_everywhere() {
+    for args in [
+        &["frobnicate"][..],
+        &["doctor", "--duraton", "1"],
+        &["doctor", "--duration", "0"],
+        &["doctor", "--duration", "abc"],
+        &["doctor", "--format", "xml"],
+        &["doctor", "--json", "--format", "prometheus"],
+        &["bench", "--trial-us", "-5"],
+        &["check", "--duration", "nan"],
+        &["info", "--frob"],
+        &["dump", "--nope"],
+        &["bench-getrandom", "--trial-us", "0"],
+        &["--nope"],
+    ] {
+        let (c, out, err) = parts(&run(args));
+        assert_eq!(c, 64, "{args:?} exited {c}: {err}");
+        assert!(out.is_empty(), "{args:?} wrote to stdout: {out}");
+        assert!(err.contains("error:"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn help_documents_the_exit_codes() {
+    for args in [&["--help"][..], &["doctor", "--help"]] {
+        let (c, out, _) = parts(&run(args));
+        assert_eq!(c, 0);
+        assert!(out.contains("Exit status:"), "{args:?}: {out}");
+        assert!(out.contains("64 usage error"), "{args:?}: {out}");
+        assert!(
+            out.contains("2 degraded") || out.contains("2 doctor: degraded"),
+            "{out}"
+        );
+    }
 }

@@ -72,3 +72,48 @@ fn info_and_doctor_see_the_offsets() {
         "{out}"
     );
 }
+
+/// Inside a time namespace the vDSO still answers MONOTONIC and BOOTTIME itself (from
+/// the namespace's data page): where the clocksource is one it reads, the proof must
+/// say so and the verdict must be healthy.
+#[test]
+fn doctor_proves_the_vdso_inside_a_time_namespace() {
+    const TEST: &str = "doctor_proves_the_vdso_inside_a_time_namespace";
+    let Some((c, out, err)) = in_timens(TEST, &["doctor", "--duration", "0.005", "--json"]) else {
+        return;
+    };
+    let v: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    let codes: Vec<&str> = v["verdict"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"time_namespace"), "{codes:?}");
+    let cs = v["profile"]["facts"]["clocksource"].as_str().unwrap_or("");
+    if v["profile"]["probe"]["method"] != "seccomp" || !(cs == "tsc" || cs == "arch_sys_counter") {
+        return skip::skip(
+            TEST,
+            "seccomp",
+            format!(
+                "no proof here (clocksource {cs:?}, probe {})",
+                v["profile"]["probe"]["method"]
+            ),
+        );
+    }
+    assert_eq!(c, 0, "{out}");
+    for clock in ["MONOTONIC", "BOOTTIME", "REALTIME"] {
+        let p = v["paths"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["function"] == "clock_gettime" && p["clock"] == clock)
+            .unwrap();
+        assert_eq!(
+            (&p["path"], &p["method"]),
+            (&"vdso".into(), &"seccomp".into()),
+            "{p}"
+        );
+    }
+}

@@ -1,0 +1,135 @@
+//! `doctor --format prometheus`, read back by the strict parser in `expfmt`.
+
+use std::collections::BTreeMap;
+
+use crate::doctor::judge;
+use crate::expfmt::{self, Family};
+use crate::*;
+
+fn metrics(text: &str) -> BTreeMap<String, Family> {
+    expfmt::parse(text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+fn one(m: &BTreeMap<String, Family>, name: &str) -> f64 {
+    let f = &m[name];
+    assert_eq!(f.samples.len(), 1, "{name}");
+    f.samples[0].value
+}
+
+/// Every family is a documented gauge, and each call has exactly one path.
+fn well_formed(m: &BTreeMap<String, Family>) {
+    for (name, f) in m {
+        assert!(name.starts_with("vdsotime_"), "{name}");
+        assert_eq!(f.kind.as_deref(), Some("gauge"), "{name}");
+        assert!(f.help.as_deref().is_some_and(|h| !h.is_empty()), "{name}");
+    }
+    let mut paths: BTreeMap<(String, String), f64> = BTreeMap::new();
+    for s in &m["vdsotime_call_path"].samples {
+        assert!(s.value == 0.0 || s.value == 1.0, "{s:?}");
+        *paths
+            .entry((s.labels["function"].clone(), s.labels["clock"].clone()))
+            .or_default() += s.value;
+    }
+    assert!(paths.len() >= 10, "{paths:?}");
+    assert!(paths.values().all(|&n| n == 1.0), "{paths:?}");
+    for s in &m["vdsotime_call_duration_seconds"].samples {
+        assert!(
+            s.value > 0.0 && s.value < 1e-3,
+            "not seconds per call: {s:?}"
+        );
+    }
+    let info = &m["vdsotime_doctor_info"].samples[0];
+    assert_eq!(info.labels["schema_version"], "1");
+}
+
+fn path_of(m: &BTreeMap<String, Family>, function: &str, clock: &str) -> String {
+    m["vdsotime_call_path"]
+        .samples
+        .iter()
+        .find(|s| s.value == 1.0 && s.labels["function"] == function && s.labels["clock"] == clock)
+        .map(|s| s.labels["path"].clone())
+        .unwrap()
+}
+
+#[test]
+fn this_machine_as_metrics() {
+    let (c, out, err) = parts(&run(&[
+        "doctor",
+        "--duration",
+        "0.005",
+        "--format",
+        "prometheus",
+    ]));
+    assert!(c == 0 || c == 2, "{err}");
+    let m = metrics(&out);
+    well_formed(&m);
+    assert_eq!(
+        one(&m, "vdsotime_doctor_healthy"),
+        if c == 0 { 1.0 } else { 0.0 }
+    );
+    let cs =
+        std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "unknown".into());
+    assert_eq!(
+        m["vdsotime_clocksource_info"].samples[0].labels["clocksource"],
+        cs
+    );
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    let ran = one(&m, "vdsotime_doctor_last_run_timestamp_seconds");
+    assert!((now - ran).abs() < 600.0, "{ran} vs {now}");
+}
+
+#[test]
+fn the_documentation_lists_every_metric() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/doctor.md"))
+        .unwrap();
+    let (_, out) = judge("healthy", &["--format", "prometheus"]);
+    for name in metrics(&out).keys() {
+        assert!(
+            doc.contains(&format!("| `{name}` |")),
+            "docs/doctor.md lacks {name}"
+        );
+    }
+}
+
+#[test]
+fn scenarios_as_metrics() {
+    for (name, healthy, path) in [
+        ("healthy", 1.0, "vdso"),
+        ("hpet", 0.0, "vdso-fallback"),
+        ("tsc_unstable", 0.0, "vdso-fallback"),
+        ("no_vdso", 0.0, "no-vdso"),
+    ] {
+        let (c, out) = judge(name, &["--format", "prometheus"]);
+        assert_eq!(c == 0, healthy == 1.0, "{name}");
+        let m = metrics(&out);
+        well_formed(&m);
+        assert_eq!(one(&m, "vdsotime_doctor_healthy"), healthy, "{name}");
+        assert_eq!(path_of(&m, "clock_gettime", "MONOTONIC"), path, "{name}");
+        assert_eq!(path_of(&m, "gettimeofday", ""), path, "{name}");
+        let degraded: f64 = m["vdsotime_findings"]
+            .samples
+            .iter()
+            .filter(|s| s.labels["severity"] == "degraded")
+            .map(|s| s.value)
+            .sum();
+        assert_eq!(degraded > 0.0, healthy == 0.0, "{name}");
+    }
+    let (_, out) = judge("hpet", &["--format", "prometheus"]);
+    let m = metrics(&out);
+    assert_eq!(
+        m["vdsotime_clocksource_info"].samples[0].labels["clocksource"],
+        "hpet"
+    );
+    assert!(m["vdsotime_findings"]
+        .samples
+        .iter()
+        .any(|s| { s.labels["code"] == "clocksource_not_vdso_capable" && s.value == 1.0 }));
+    assert_eq!(one(&m, "vdsotime_vdso_present"), 1.0);
+    let (_, out) = judge("no_vdso", &["--format", "prometheus"]);
+    assert_eq!(one(&metrics(&out), "vdsotime_vdso_present"), 0.0);
+}
