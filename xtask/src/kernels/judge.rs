@@ -250,16 +250,17 @@ fn root_cause(f: &Value, expected: &Expected, t: &Truth) -> Vec<String> {
 }
 
 /// The clocksource the finding tells the operator to switch to: `fix.clocksource`, else the
-/// first `clocksource=<name>` of the message; it must be listed as available, differ from
-/// the current one, and be one the vDSO can read.
+/// first `clocksource=<name>` of the message naming another than the current one; it must
+/// be listed as available, differ from the current one, and be one the vDSO can read.
 fn fix<'a>(f: &'a Value, t: &Truth, current: &str) -> Option<&'a str> {
     let from_field = f.at("fix.clocksource").and_then(Value::as_str);
     let message = f.str_at("message");
-    let from_text = message.split("clocksource=").nth(1).map(|rest| {
+    // The boot parameter to switch to (the message may also quote the one in use).
+    let from_text = message.split("clocksource=").skip(1).find_map(|rest| {
         let end = rest
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
             .unwrap_or(rest.len());
-        &rest[..end]
+        (&rest[..end] != current).then_some(&rest[..end])
     });
     let to = from_field.or(from_text)?;
     let ok =

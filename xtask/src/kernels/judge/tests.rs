@@ -23,7 +23,7 @@ fn doc(status: &str, finding: &str) -> Vec<String> {
 
 const HPET_FIX: &str = r#"{"code": "clocksource_not_vdso_capable", "severity": "degraded",
     "subject": {"clocksource": "hpet"}, "message": "The clocksource is hpet, which the vDSO
-    cannot read. Switch to tsc (listed in available_clocksource): echo tsc >
+    cannot read. The command line selects it (clocksource=hpet). Switch to tsc (listed in available_clocksource): echo tsc >
     /sys/devices/system/clocksource/clocksource0/current_clocksource, or boot with
     clocksource=tsc."}"#;
 
