@@ -88,61 +88,94 @@ pub fn kernels(cache: &Path, machines: &[Machine], log: &Path) -> Vec<Result<Ker
             apt.update();
             Ok((apt, codename))
         });
+    let resolved = match &setup {
+        Ok((apt, codename)) => resolve(apt, &missing, codename),
+        Err(e) => vec![Err(e.clone()); missing.len()],
+    };
+    let mut resolved = missing.iter().map(|m| m.name).zip(resolved);
     machines
         .iter()
         .map(|m| {
             if let Some(k) = cached(cache, m) {
                 return Ok(k);
             }
-            let (apt, codename) = setup.as_ref().map_err(Clone::clone)?;
-            fetch(apt, &cache.join(m.name), m, codename)
+            let (_, packages) = resolved.find(|(name, _)| *name == m.name).ok_or("lost")?;
+            let (apt, _) = setup.as_ref().map_err(Clone::clone)?;
+            fetch(apt, &cache.join(m.name), m, &packages?)
         })
         .collect()
 }
 
-/// Downloads `m`'s kernel package and keeps its image and configuration. Debian's 7.x
-/// packages split the kernel: `linux-image-<ver>` then depends on `linux-binary-<ver>`
-/// (the image at `usr/lib/modules/<ver>/vmlinuz`) and `linux-base-<ver>` (its `config`);
-/// before, `linux-image-<ver>` held `boot/vmlinuz-<ver>` and `boot/config-<ver>` itself.
-fn fetch(apt: &PrivateApt, dir: &Path, m: &Machine, codename: &str) -> Result<Kernel, String> {
-    let suite = suite_name(m.suite, codename);
-    let meta = format!("{}:{}/{suite}", m.kernel_package, m.deb_arch);
-    let image = apt.dependency(&meta, "linux-image-")?;
-    let _ = fs::remove_dir_all(dir);
-    let mut debs = Vec::new();
-    let mut get = |package: &str| -> Result<(), String> {
-        println!("kernels: {}: apt-get download {package} ({suite})", m.name);
-        let deb = apt.download(package, dir)?;
-        extract(&deb, dir)?;
-        debs.push(
-            deb.file_name()
-                .map_or(package.to_string(), |n| n.to_string_lossy().into_owned()),
-        );
-        fs::remove_file(&deb).map_err(|e| format!("{}: {e}", deb.display()))
-    };
-    let qualified = |p: &str| {
+/// The packages that hold each machine's kernel image and configuration, looked up for
+/// all machines at once (see [`PrivateApt::dependencies`]). Debian's 7.x packages split
+/// the kernel: `linux-image-<ver>` then depends on `linux-binary-<ver>` (the image at
+/// `usr/lib/modules/<ver>/vmlinuz`) and `linux-base-<ver>` (its `config`), and holds
+/// nothing itself (the mirror may not even serve it); before, `linux-image-<ver>` held
+/// `boot/vmlinuz-<ver>` and `boot/config-<ver>`.
+fn resolve(
+    apt: &PrivateApt,
+    machines: &[Machine],
+    codename: &str,
+) -> Vec<Result<Vec<String>, String>> {
+    let qualified = |m: &Machine, p: &str| {
+        let suite = suite_name(m.suite, codename);
         if p.contains(':') {
             format!("{p}/{suite}")
         } else {
             format!("{p}:{}/{suite}", m.deb_arch)
         }
     };
-    // The 7.x image package holds nothing but its dependencies (and the mirror may not
-    // even serve it): only the two parts are fetched then.
-    let parts: Vec<String> = ["linux-binary-", "linux-base-"]
+    let metas: Vec<String> = machines
         .iter()
-        .filter_map(|prefix| apt.dependency(&qualified(&image), prefix).ok())
+        .map(|m| qualified(m, &format!("{}:{}", m.kernel_package, m.deb_arch)))
         .collect();
-    if parts.len() == 2 {
-        for part in &parts {
-            get(part)?;
-        }
-    } else {
-        get(&image)?;
+    let images: Vec<Result<String, String>> = apt
+        .dependencies(&metas)
+        .into_iter()
+        .zip(&metas)
+        .map(|(deps, meta)| {
+            deps.into_iter()
+                .find(|d| d.starts_with("linux-image-"))
+                .ok_or_else(|| format!("no linux-image-* dependency found for {meta}"))
+        })
+        .collect();
+    let asked: Vec<String> = machines
+        .iter()
+        .zip(&images)
+        .filter_map(|(m, i)| Some(qualified(m, i.as_ref().ok()?)))
+        .collect();
+    let mut parts = apt.dependencies(&asked).into_iter();
+    images
+        .into_iter()
+        .map(|image| {
+            let image = image?;
+            let deps = parts.next().unwrap_or_default();
+            let split: Vec<String> = ["linux-binary-", "linux-base-"]
+                .iter()
+                .filter_map(|prefix| deps.iter().find(|d| d.starts_with(prefix)).cloned())
+                .collect();
+            Ok(if split.len() == 2 { split } else { vec![image] })
+        })
+        .collect()
+}
+
+/// Downloads `packages` and keeps the kernel image and configuration they hold.
+fn fetch(apt: &PrivateApt, dir: &Path, m: &Machine, packages: &[String]) -> Result<Kernel, String> {
+    let _ = fs::remove_dir_all(dir);
+    let mut debs = Vec::new();
+    for package in packages {
+        println!("kernels: {}: apt-get download {package}", m.name);
+        let deb = apt.download(package, dir)?;
+        extract(&deb, dir)?;
+        debs.push(
+            deb.file_name()
+                .map_or(package.to_string(), |n| n.to_string_lossy().into_owned()),
+        );
+        fs::remove_file(&deb).map_err(|e| format!("{}: {e}", deb.display()))?;
     }
     for file in [KERNEL, CONFIG, RELEASE] {
         if !dir.join(file).is_file() {
-            return Err(format!("{image}: no {file} found in {}", debs.join(", ")));
+            return Err(format!("no {file} found in {}", debs.join(", ")));
         }
     }
     fs::write(dir.join(PACKAGE), debs.join(" + "))
