@@ -198,3 +198,38 @@ pub fn getrandom_summary(config: bool, console: &report::Console) -> String {
         runs.join(", ")
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A console with `info` listing `symbol` and a getrandom test run printing `skip`.
+    fn console(symbol: &str, path: &str, skip: &str) -> report::Console {
+        let log = format!(
+            "@vm start info\n@vm out info | | symbol | version |\n\
+             @vm out info | | {symbol} | LINUX_2.6 |\n@vm out info | getrandom: {path}\n\
+             @vm end info PASS exit_status:_0 1ms\n@vm start getrandom_syscalls\n\
+             @vm out getrandom_syscalls | {skip}\n\
+             @vm end getrandom_syscalls PASS exit_status:_0 1ms\n@vm done\n"
+        );
+        report::parse(&log)
+    }
+
+    #[test]
+    fn getrandom_kernels_must_run_the_getrandom_tests() {
+        let vdso = "__vdso_getrandom@LINUX_2.6, 144-byte states";
+        let strace = "SKIP a: strace would trace the emulator (needs strace)";
+        let c = console("__vdso_getrandom", vdso, strace);
+        assert_eq!(getrandom_failures(true, true, &c), Vec::<String>::new());
+        // A skip for anything the kernel provides fails the machine.
+        let timens = "SKIP b: unshare --time refused (needs timens)";
+        let f = getrandom_failures(true, true, &console("__vdso_getrandom", vdso, timens));
+        assert_eq!(f.len(), 1, "{f:?}");
+        // The configuration and the image disagree; the path is the syscall.
+        let c = console("__vdso_time", "the system call", strace);
+        assert_eq!(getrandom_failures(true, true, &c).len(), 2);
+        // No getrandom in the kernel: no rule applies.
+        assert!(getrandom_failures(false, true, &console("__vdso_time", "x", timens)).is_empty());
+        assert!(getrandom_summary(true, &c).contains("getrandom_syscalls PASS (1 SKIP)"));
+    }
+}
