@@ -2,7 +2,12 @@
 # The crates as users get them (CI's packaging step):
 # - `cargo publish --dry-run` of vdsotime and vdsotime-cli: each builds from its packaged
 #   files alone (cargo packs both into a local registry and builds the tool against it);
-# - `cargo install --path crates/vdsotime-cli` into a scratch root, and that `vdsotime` runs;
+# - `cargo install --path crates/vdsotime-cli` into a scratch root, and that `vdsotime` runs
+#   (its size is printed);
+# - libvdsotime as crates/vdsotime-c/install.sh installs it: no debug information in the
+#   installed libraries, libvdsotime.so.0 at most 1 MiB, and a program calling every C
+#   function (tests/c/link_matrix.c) linked -static and -static-pie through
+#   `pkg-config --static --libs vdsotime-static`, at most 2 MiB, and run;
 # - the declared minimum Rust versions: 1.85 builds the core (with and without std), 1.88
 #   the tool, libvdsotime and the preload;
 # - loongarch64: the core compiled (no_std) with `-Z build-std=core` from the toolchain's
@@ -18,7 +23,34 @@ cargo publish --dry-run --allow-dirty -p vdsotime -p vdsotime-getrandom -p vdsot
 CARGO_TARGET_DIR=target cargo install --quiet --locked --path crates/vdsotime-cli \
 	--root target/install-check
 target/install-check/bin/vdsotime info >/dev/null
-echo "cargo install: target/install-check/bin/vdsotime info ran"
+echo "cargo install: target/install-check/bin/vdsotime info ran; $(stat -c %s target/install-check/bin/vdsotime) bytes"
+
+# size_at_most FILE BYTES: prints FILE's size; fails past BYTES.
+size_at_most() {
+	local size
+	size=$(stat -c %s "$1")
+	echo "$1: $size bytes (limit $2)"
+	[ "$size" -le "$2" ] || { echo "$1 is larger than $2 bytes" >&2; return 1; }
+}
+
+c=target/c-install-check
+rm -rf "$c"
+sh crates/vdsotime-c/install.sh --prefix "$PWD/$c/prefix" >/dev/null
+for f in "$c"/prefix/lib/libvdsotime.so.0 "$c"/prefix/lib/libvdsotime_preload.so "$c"/prefix/lib/libvdsotime.a; do
+	if [ "$(readelf -S "$f" | grep -c '\.debug_')" != 0 ]; then
+		echo "$f has debug information" >&2
+		exit 1
+	fi
+done
+size_at_most "$c/prefix/lib/libvdsotime.so.0" $((1 << 20))
+ls -l "$c"/prefix/lib/libvdsotime_preload.so "$c"/prefix/lib/libvdsotime.a
+for mode in -static -static-pie; do
+	# shellcheck disable=SC2046 # the flags are words
+	cc -O2 "$mode" -o "$c/every-function$mode" crates/vdsotime-c/tests/c/link_matrix.c -pthread \
+		$(PKG_CONFIG_PATH="$c/prefix/lib/pkgconfig" pkg-config --cflags --static --libs vdsotime-static)
+	size_at_most "$c/every-function$mode" $((2 << 20))
+	"$c/every-function$mode" vdso
+done
 
 # toolchain NAME: installs it, or says SKIP and returns 1.
 toolchain() {

@@ -13,8 +13,12 @@
  * from user space and crashes the program (SIGSEGV), exactly as glibc's vDSO path does; only the
  * kernel can turn a bad pointer into EFAULT. On error the output is left untouched.
  *
- * Link with `pkg-config --libs vdsotime` (libvdsotime.so) or
- * `pkg-config --static --libs vdsotime` (libvdsotime.a).
+ * Link with the shared library, libvdsotime.so:
+ *     cc prog.c $(pkg-config --cflags --libs vdsotime)
+ * or with the static archive, libvdsotime.a, in a dynamic or a fully static program:
+ *     cc prog.c $(pkg-config --cflags --libs vdsotime-static)
+ *     cc -static prog.c $(pkg-config --cflags --static --libs vdsotime-static)
+ * See libvdsotime(3).
  */
 #ifndef VDSOTIME_H
 #define VDSOTIME_H

@@ -10,6 +10,10 @@
 //! ABI of musl's exported compat names (`clock_gettime` for programs built against 1.1),
 //! which is why the preload keeps using them for the plain names.
 
+// The `libc` crate deprecates musl's `time_t` for being musl 1.1's 32-bit one; on 64-bit
+// musl it is the 64-bit one these functions mean (32-bit musl 1.2's is below).
+#![cfg_attr(target_env = "musl", allow(deprecated))]
+
 #[cfg(not(all(target_env = "musl", target_pointer_width = "32")))]
 pub use crate::abi::{clock_getres, clock_gettime, gettimeofday, time};
 #[cfg(not(all(target_env = "musl", target_pointer_width = "32")))]

@@ -1,6 +1,10 @@
 //! The exported C symbols of libvdsotime, one thin wrapper each over [`crate::abi`].
 //! Their declarations are `include/vdsotime.h`; a test checks the two agree.
 
+// The `libc` crate deprecates musl's `time_t` for being musl 1.1's 32-bit one; on 64-bit
+// musl it is the 64-bit one these functions mean (ctypes.rs has 32-bit musl 1.2's).
+#![cfg_attr(target_env = "musl", allow(deprecated))]
+
 use core::ffi::{c_int, c_uint, c_void};
 
 use vdsotime::Timespec;

@@ -14,6 +14,17 @@
 //! run (the trampoline and the check are a few lines of asm per architecture); elsewhere
 //! the wrappers are exported directly.
 //!
+//! The same code is in the static archive, and there a resolver may run where nothing
+//! may be called: a `-static` or `-static-pie` program applies its IRELATIVE relocations
+//! itself, before thread-local storage exists (`errno`, `getauxval`'s error) and in an
+//! order that may leave the C library's own string and memory functions, IFUNCs too,
+//! unresolved, which the compiler calls from the vDSO parser. So a resolver looks further
+//! only in an object linked against shared libraries ([`loaded_by_the_dynamic_linker`]):
+//! the dynamic linker relocates such an object after its dependencies, with TLS set up.
+//! Elsewhere it answers the wrapper, which finds the vDSO on its first call, from `main`
+//! or a constructor: the same fast paths (the rseq area among them, which a static
+//! program registers only after its IRELATIVE relocations), one direct jump further.
+//!
 //! Not in the LD_PRELOAD library: there every program's libraries loaded after it are
 //! relocated first, and glibc's warning appears in bash, ssh, curl, gpg and openssl.
 
@@ -87,6 +98,48 @@ fn relocated() -> bool {
     linked == actual
 }
 
+/// Whether the object this code was linked into (this library, a program or a library
+/// linking the static archive) names a shared library it needs (`DT_NEEDED`): only the
+/// dynamic linker loads such an object, relocating its dependencies first. A `-static`
+/// program has no dynamic section (`_DYNAMIC` is undefined, and the weak reference 0);
+/// a `-static-pie` one has no `DT_NEEDED`. In asm and plain loads, like [`relocated`]:
+/// nothing here may call a function.
+#[inline(never)]
+fn loaded_by_the_dynamic_linker() -> bool {
+    const DT_NULL: usize = 0;
+    const DT_NEEDED: usize = 1;
+    let mut entry: *const usize;
+    // SAFETY: one PC-relative address computation; the linker defines `_DYNAMIC` (hidden,
+    // in every object with a dynamic section) or leaves the weak reference at 0.
+    unsafe {
+        core::arch::asm!(
+            ".weak _DYNAMIC",
+            ".hidden _DYNAMIC",
+            "lea {entry}, [rip + _DYNAMIC]",
+            entry = out(reg) entry,
+            options(nostack, nomem, pure, preserves_flags),
+        );
+    }
+    if entry.is_null() {
+        return false;
+    }
+    loop {
+        // SAFETY: `_DYNAMIC` is the object's dynamic section, mapped readable: (tag,
+        // value) word pairs up to a DT_NULL tag, which tags are never relocated.
+        match unsafe { *entry } {
+            DT_NULL => return false,
+            DT_NEEDED => return true,
+            _ => entry = entry.wrapping_add(2),
+        }
+    }
+}
+
+/// Whether a resolver may call into the core now: see the module docs.
+#[inline(always)]
+fn may_look_further() -> bool {
+    relocated() && loaded_by_the_dynamic_linker()
+}
+
 /// The wrapper `vdsotime_time` stands for when the resolver cannot look further.
 extern "C" fn time_wrapper(t: *mut libc::time_t) -> libc::time_t {
     // SAFETY: the C caller's contract: `t` is NULL or writable.
@@ -103,7 +156,7 @@ extern "C" fn gettimeofday_wrapper(tv: *mut libc::timeval, tz: *mut c_void) -> c
 /// `time` (the vDSO's `time`, its coarse clock, or the syscall) has `time`'s C signature
 /// and meaning on 64-bit targets.
 extern "C" fn resolve_time() -> usize {
-    if !relocated() {
+    if !may_look_further() {
         return time_wrapper as *const () as usize;
     }
     vdsotime::raw::time_entry() as usize
@@ -112,7 +165,7 @@ extern "C" fn resolve_time() -> usize {
 /// Called by the dynamic linker: the vDSO's `gettimeofday` if it can be called as the C
 /// function (it cannot fail but by faulting), else the wrapper that sets `errno`.
 extern "C" fn resolve_gettimeofday() -> usize {
-    if !relocated() {
+    if !may_look_further() {
         return gettimeofday_wrapper as *const () as usize;
     }
     match vdsotime::raw::gettimeofday() {

@@ -11,7 +11,7 @@ mod getrandom_common;
 use std::process::Command;
 
 use getrandom_common::{log_path, sections, skip, strace_args, strace_unusable};
-use support::{cc, crate_dir, install, pkg_config, run_ok, scratch};
+use support::{archive_link_extra, cc, crate_dir, install, pkg_config, run_ok, scratch};
 
 /// Builds random_test.c against the installed library (`package`: vdsotime or
 /// vdsotime-static) and returns the executable and the library directory.
@@ -20,11 +20,11 @@ fn build(name: &str, package: &str) -> (std::path::PathBuf, std::path::PathBuf) 
     let prefix = dir.join("prefix");
     install(&prefix);
     let exe = dir.join("random_test");
-    cc(
-        &[crate_dir().join("tests/c/random_test.c")],
-        &exe,
-        &pkg_config(&prefix, package),
-    );
+    let mut flags = pkg_config(&prefix, package);
+    if package == "vdsotime-static" {
+        flags.extend(archive_link_extra());
+    }
+    cc(&[crate_dir().join("tests/c/random_test.c")], &exe, &flags);
     (exe, prefix.join("lib"))
 }
 

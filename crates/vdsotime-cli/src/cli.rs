@@ -82,7 +82,7 @@ pub enum Command {
   vdsotime man | man -l -
   vdsotime man --dir man1 && man -l man1/vdsotime-doctor.1")]
     Man {
-        /// Write vdsotime.1 and vdsotime-<subcommand>.1 into DIR instead.
+        /// Write `vdsotime.1` and `vdsotime-SUBCOMMAND.1` into DIR instead.
         #[arg(long, value_name = "DIR")]
         dir: Option<std::path::PathBuf>,
     },

@@ -28,7 +28,7 @@ fn render(cmd: clap::Command) -> Result<Vec<u8>, String> {
     Ok(page)
 }
 
-/// Prints vdsotime(1), or with `dir` writes it and vdsotime-<subcommand>(1) for every
+/// Prints vdsotime(1), or with `dir` writes it and `vdsotime-SUBCOMMAND(1)` for every
 /// visible subcommand there.
 pub fn man(cmd: clap::Command, dir: Option<&Path>) -> Exit {
     let Some(dir) = dir else {

@@ -34,7 +34,7 @@ ${CC:-cc} $cflags -fPIC -shared -DVDSOTIME_NAMES -o "$work/bench_libvdsotime.so"
 # The plain names again, loaded without RTLD_DEEPBIND: under LD_PRELOAD they bind to the preload.
 ${CC:-cc} $cflags -fPIC -shared -o "$work/bench_preload.so" "$here/plt_trials.c"
 # The program.
-${CC:-cc} $cflags -o "$work/bench" "$here/bench.c" "$here/plt_trials.c" "$here/table.c" -ldl
+${CC:-cc} $cflags -o "$work/bench" "$here/bench.c" "$here/plt_trials.c" "$here/table.c" "$here/measure.c" -ldl
 
 LD_PRELOAD="$FROM/libvdsotime_preload.so" "$work/bench" -r "${ROUNDS:-201}" \
 	-t "${TRIAL_US:-100}" -g "$work/bench_glibc.so" -l "$work/bench_libvdsotime.so" \

@@ -2,6 +2,11 @@
 //! random bytes (Python's `os.urandom`, OpenSSL's seeding through `getentropy`) come from
 //! the vDSO on a C library that does not use it (glibc before 2.41, musl). Each is one
 //! call into [`crate::abi`], the code behind libvdsotime's `vdsotime_*` functions.
+//!
+//! A buffer the program cannot write (read-only memory) is written by the vDSO from user
+//! space, so the program gets SIGSEGV, where glibc's own `getrandom` before 2.41 (the system
+//! call) returned -1 with `EFAULT`; glibc 2.41 and later, which use the vDSO themselves,
+//! behave as the preload does. Without a vDSO `getrandom` the system call still says `EFAULT`.
 
 use core::ffi::{c_int, c_uint, c_void};
 

@@ -10,6 +10,10 @@
 //! resolved the vDSO, then the vDSO's own function (or the core's entry for `time`). A
 //! call costs glibc's plus that one jump.
 
+// The `libc` crate deprecates musl's `time_t` for being musl 1.1's 32-bit one; on 64-bit
+// musl it is the 64-bit one these functions mean (ctypes.rs has 32-bit musl 1.2's).
+#![cfg_attr(target_env = "musl", allow(deprecated))]
+
 use core::ffi::{c_int, c_void};
 use core::sync::atomic::{AtomicPtr, Ordering::Relaxed};
 

@@ -78,15 +78,28 @@ fn lookup_from(key: usize) -> Option<(usize, Source)> {
     }
 }
 
-/// libc's `getauxval(key)`; `None` for a missing or zero entry.
+/// libc's `getauxval(key)`; `None` for a missing or zero entry. `errno` is left as it
+/// was: glibc and musl set it to `ENOENT` for a missing key (no vDSO under valgrind or
+/// `vdso=0`, no `AT_RSEQ_FEATURE_SIZE` before Linux 6.3), and the C functions built on
+/// this crate promise to leave it alone when they succeed.
 #[cfg(feature = "std")]
 pub fn getauxval(key: usize) -> Option<usize> {
+    use core::ffi::{c_int, c_ulong};
     extern "C" {
-        fn getauxval(key: core::ffi::c_ulong) -> core::ffi::c_ulong;
+        fn getauxval(key: c_ulong) -> c_ulong;
+        fn __errno_location() -> *mut c_int;
     }
-    // SAFETY: getauxval (glibc 2.16+, musl 1.1+) only reads the vector saved at startup,
-    // takes no locks and is async-signal-safe.
-    let v = unsafe { getauxval(key as core::ffi::c_ulong) } as usize;
+    // SAFETY: __errno_location (glibc, musl) returns the calling thread's errno, valid for
+    // the thread's lifetime; getauxval (glibc 2.16+, musl 1.1+) only reads the vector saved
+    // at startup, takes no locks and is async-signal-safe. The restore puts back the value
+    // read before the call, so a signal handler's errno handling is not disturbed either.
+    let v = unsafe {
+        let errno = __errno_location();
+        let saved = errno.read();
+        let v = getauxval(key as c_ulong);
+        errno.write(saved);
+        v
+    } as usize;
     (v != 0).then_some(v)
 }
 
@@ -219,6 +232,24 @@ mod tests {
         assert_eq!(scan(&v, AT_PAGESZ), Some(4096));
         assert_eq!(scan(&v, AT_SYSINFO_EHDR), None);
         assert_eq!(scan(&v, 99), None);
+    }
+
+    /// libc's getauxval sets `errno` to ENOENT for a key the vector lacks; a lookup must not.
+    #[cfg(feature = "std")]
+    #[test]
+    fn a_missing_key_leaves_errno_alone() {
+        extern "C" {
+            fn __errno_location() -> *mut core::ffi::c_int;
+        }
+        const ABSENT: usize = 0x7fff_fff0; // no kernel defines an AT_* this large
+                                           // SAFETY: the calling thread's errno slot.
+        let errno = unsafe { __errno_location() };
+        // SAFETY: as above.
+        unsafe { errno.write(4242) };
+        assert_eq!(getauxval(ABSENT), None);
+        assert_eq!(lookup(ABSENT), None);
+        // SAFETY: as above.
+        assert_eq!(unsafe { errno.read() }, 4242);
     }
 
     #[test]

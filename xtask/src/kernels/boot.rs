@@ -9,16 +9,19 @@ use std::time::{Duration, Instant};
 
 use super::machines::Machine;
 
-/// Guest memory: the initramfs is unpacked into it next to its own copy.
-const MEMORY_MB: u32 = 1024;
+/// Guest memory of a boot that runs the test suite: the initramfs (about 60 MB of test
+/// binaries) is unpacked into it next to its own copy.
+pub const SUITE_MEMORY_MB: u32 = 512;
+/// Guest memory of the other boots: the init and the tool only.
+pub const LIGHT_MEMORY_MB: u32 = 256;
 /// Two CPUs, so per-CPU code (getcpu, readings passed between CPUs) has two to differ on.
 const CPUS: u32 = 2;
 
-/// The qemu-system command line for `m`.
-pub fn command(m: &Machine, kernel: &Path, initrd: &Path) -> Command {
+/// The qemu-system command line for `m`, with `append` added to the kernel's.
+pub fn command(m: &Machine, kernel: &Path, initrd: &Path, append: &str, memory_mb: u32) -> Command {
     let mut cmd = Command::new(m.qemu);
     cmd.args(m.qemu_args)
-        .args(["-m", &MEMORY_MB.to_string(), "-smp", &CPUS.to_string()])
+        .args(["-m", &memory_mb.to_string(), "-smp", &CPUS.to_string()])
         .args(["-display", "none", "-serial", "stdio", "-monitor", "none"])
         .args(["-nic", "none", "-no-reboot"])
         .arg("-kernel")
@@ -27,7 +30,7 @@ pub fn command(m: &Machine, kernel: &Path, initrd: &Path) -> Command {
         .arg(initrd)
         .arg("-append")
         // panic=-1 with -no-reboot: a kernel panic ends QEMU at once instead of hanging.
-        .arg(format!("console={} panic=-1 quiet rdinit=/init", m.console));
+        .arg(format!("console={} panic=-1 quiet rdinit=/init {append}", m.console).trim_end());
     cmd
 }
 

@@ -4,8 +4,15 @@
 //! The machine types and console names are the ones each kernel finds a console on with no
 //! firmware of its own: arm64/armhf `virt` (PL011 `ttyAMA0`), ppc64el `pseries` with QEMU's
 //! minimal Open Firmware (`x-vof`, seconds instead of SLOF's tens), s390x's SCLP console,
-//! riscv64 `virt` with OpenSBI, i386 `pc` (`ttyS0`).
+//! riscv64 `virt` with OpenSBI, i386 and x86_64 `pc` (`ttyS0`; its HPET and the PIIX4's
+//! ACPI PM timer are the clocksources the x86_64 scenarios switch to).
+//!
+//! Each architecture boots the kernel of the machine's own release (bookworm) and the
+//! newest one Debian builds for it: trixie-backports', or unstable's for riscv64 (not a
+//! release architecture before trixie). The version is resolved from the suite's index at
+//! run time, so an upload that replaces it changes nothing here.
 
+use super::scenarios::{Scenario, DEFAULT_ONLY, X86_64};
 use crate::targets::{self, Target};
 
 /// Which Debian suite a kernel comes from, relative to the machine's own release.
@@ -15,8 +22,7 @@ pub enum Suite {
     Release,
     /// `<release>-backports`.
     Backports,
-    /// A named suite served by the same mirror (trixie, for riscv64, not a bookworm
-    /// release architecture).
+    /// A named suite served by the same mirror (trixie, trixie-backports, sid).
     Named(&'static str),
 }
 
@@ -41,6 +47,8 @@ pub struct Machine {
     pub qemu_args: &'static [&'static str],
     /// Kernel console device.
     pub console: &'static str,
+    /// The boots of this kernel: the first is the default one, which runs the test suite.
+    pub scenarios: &'static [Scenario],
 }
 
 impl Machine {
@@ -65,6 +73,7 @@ pub const ALL: &[Machine] = &[
         // instructions, several times faster under TCG.
         qemu_args: &["-M", "virt", "-cpu", "max,pauth-impdef=on"],
         console: "ttyAMA0",
+        scenarios: DEFAULT_ONLY,
     },
     Machine {
         name: "aarch64-backports",
@@ -77,6 +86,7 @@ pub const ALL: &[Machine] = &[
         qemu_package: "qemu-system-arm",
         qemu_args: &["-M", "virt", "-cpu", "max,pauth-impdef=on"],
         console: "ttyAMA0",
+        scenarios: DEFAULT_ONLY,
     },
     Machine {
         name: "armv7-release",
@@ -89,6 +99,7 @@ pub const ALL: &[Machine] = &[
         qemu_package: "qemu-system-arm",
         qemu_args: &["-M", "virt,highmem=off", "-cpu", "cortex-a15"],
         console: "ttyAMA0",
+        scenarios: DEFAULT_ONLY,
     },
     Machine {
         name: "ppc64le-release",
@@ -101,6 +112,7 @@ pub const ALL: &[Machine] = &[
         qemu_package: "qemu-system-ppc",
         qemu_args: &["-M", "pseries,x-vof=on", "-nodefaults"],
         console: "hvc0",
+        scenarios: DEFAULT_ONLY,
     },
     Machine {
         name: "s390x-release",
@@ -113,6 +125,7 @@ pub const ALL: &[Machine] = &[
         qemu_package: "qemu-system-s390x",
         qemu_args: &["-M", "s390-ccw-virtio"],
         console: "ttysclp0",
+        scenarios: DEFAULT_ONLY,
     },
     Machine {
         name: "i686-release",
@@ -125,6 +138,7 @@ pub const ALL: &[Machine] = &[
         qemu_package: "qemu-system-x86",
         qemu_args: &["-cpu", "max"],
         console: "ttyS0",
+        scenarios: DEFAULT_ONLY,
     },
     Machine {
         name: "riscv64-trixie",
@@ -137,8 +151,104 @@ pub const ALL: &[Machine] = &[
         qemu_package: "qemu-system-riscv",
         qemu_args: &["-M", "virt"],
         console: "ttyS0",
+        scenarios: DEFAULT_ONLY,
+    },
+    Machine {
+        name: "x86_64-trixie",
+        arch: "x86_64",
+        triple: "x86_64-unknown-linux-musl",
+        deb_arch: "amd64",
+        suite: Suite::Named("trixie"),
+        kernel_package: "linux-image-amd64",
+        qemu: "qemu-system-x86_64",
+        qemu_package: "qemu-system-x86",
+        qemu_args: X86_64_ARGS,
+        console: "ttyS0",
+        scenarios: X86_64,
+    },
+    Machine {
+        name: "x86_64-trixie-backports",
+        arch: "x86_64",
+        triple: "x86_64-unknown-linux-musl",
+        deb_arch: "amd64",
+        suite: Suite::Named("trixie-backports"),
+        kernel_package: "linux-image-amd64",
+        qemu: "qemu-system-x86_64",
+        qemu_package: "qemu-system-x86",
+        qemu_args: X86_64_ARGS,
+        console: "ttyS0",
+        scenarios: X86_64,
+    },
+    Machine {
+        name: "aarch64-trixie-backports",
+        arch: "aarch64",
+        triple: "aarch64-unknown-linux-musl",
+        deb_arch: "arm64",
+        suite: Suite::Named("trixie-backports"),
+        kernel_package: "linux-image-arm64",
+        qemu: "qemu-system-aarch64",
+        qemu_package: "qemu-system-arm",
+        qemu_args: &["-M", "virt", "-cpu", "max,pauth-impdef=on"],
+        console: "ttyAMA0",
+        scenarios: DEFAULT_ONLY,
+    },
+    Machine {
+        name: "armv7-trixie-backports",
+        arch: "arm",
+        triple: "armv7-unknown-linux-gnueabihf",
+        deb_arch: "armhf",
+        suite: Suite::Named("trixie-backports"),
+        kernel_package: "linux-image-armmp-lpae",
+        qemu: "qemu-system-arm",
+        qemu_package: "qemu-system-arm",
+        qemu_args: &["-M", "virt,highmem=off", "-cpu", "cortex-a15"],
+        console: "ttyAMA0",
+        scenarios: DEFAULT_ONLY,
+    },
+    Machine {
+        name: "ppc64le-trixie-backports",
+        arch: "powerpc64le",
+        triple: "powerpc64le-unknown-linux-gnu",
+        deb_arch: "ppc64el",
+        suite: Suite::Named("trixie-backports"),
+        kernel_package: "linux-image-powerpc64le",
+        qemu: "qemu-system-ppc64",
+        qemu_package: "qemu-system-ppc",
+        qemu_args: &["-M", "pseries,x-vof=on", "-nodefaults"],
+        console: "hvc0",
+        scenarios: DEFAULT_ONLY,
+    },
+    Machine {
+        name: "s390x-trixie-backports",
+        arch: "s390x",
+        triple: "s390x-unknown-linux-gnu",
+        deb_arch: "s390x",
+        suite: Suite::Named("trixie-backports"),
+        kernel_package: "linux-image-s390x",
+        qemu: "qemu-system-s390x",
+        qemu_package: "qemu-system-s390x",
+        qemu_args: &["-M", "s390-ccw-virtio"],
+        console: "ttysclp0",
+        scenarios: DEFAULT_ONLY,
+    },
+    Machine {
+        name: "riscv64-sid",
+        arch: "riscv64",
+        triple: "riscv64gc-unknown-linux-gnu",
+        deb_arch: "riscv64",
+        suite: Suite::Named("sid"),
+        kernel_package: "linux-image-riscv64",
+        qemu: "qemu-system-riscv64",
+        qemu_package: "qemu-system-riscv",
+        qemu_args: &["-M", "virt"],
+        console: "ttyS0",
+        scenarios: DEFAULT_ONLY,
     },
 ];
+
+/// x86_64: i440FX `pc` (HPET and the PIIX4 ACPI PM timer both present), every CPU feature
+/// TCG emulates.
+const X86_64_ARGS: &[&str] = &["-M", "pc", "-cpu", "max"];
 
 /// The machines `--target` names: a machine name or a Rust target triple (all its machines).
 pub fn select(name: &str) -> Vec<Machine> {
@@ -158,7 +268,8 @@ mod tests {
             assert!(m.target().is_some(), "{} has no cross target", m.name);
             assert!(ALL[..i].iter().all(|o| o.name != m.name), "{}", m.name);
         }
-        assert_eq!(select("aarch64-unknown-linux-musl").len(), 2);
+        assert_eq!(select("aarch64-unknown-linux-musl").len(), 3);
+        assert_eq!(select("x86_64-unknown-linux-musl").len(), 2);
         assert_eq!(select("s390x-release").len(), 1);
         assert!(select("mips").is_empty());
     }

@@ -3,16 +3,22 @@
 //!
 //! Steps, each timed: install what is missing (qemu-system from backports, the linkers of
 //! `cross`), fetch the kernels (cached), build every target's static binaries, boot the
-//! machines. Prints `<target> <kernel release> PASS|FAIL|UNAVAILABLE: <reason>` per machine,
-//! then the vDSO's symbols and versions and its speed-up over the syscall there.
+//! machines. Prints `<target> <kernel release> [scenario] PASS|FAIL|UNAVAILABLE: <reason>`
+//! per boot, then the vDSO's symbols and versions and its speed-up over the syscall there,
+//! and where the doctor ran, its verdict against the machine's own state.
 
 mod boot;
 mod build;
 mod fetch;
 mod initramfs;
+mod json;
+mod judge;
 mod machines;
 mod payload;
 mod report;
+mod scenarios;
+mod show;
+mod table;
 mod verdict;
 
 use std::fs;
@@ -26,12 +32,16 @@ use machines::Machine;
 pub const USAGE: &str = "\
 usage: cargo xtask kernels [options]
 
-Boots a Debian kernel of each architecture under qemu-system (TCG) with an initramfs of
-static test binaries and an init of its own; inside, runs the core's test suite,
-`vdsotime check --duration 2`, `vdsotime info`, `vdsotime bench --trials 3` and
-`vdsotime dump`. Installs what is missing first (qemu-system from the release's backports,
-the linkers `cargo xtask cross` uses); kernels are fetched through a private apt state
-directory and cached under target/xtask-kernels/cache.
+Boots Debian kernels of each architecture (the release's and the newest Debian builds)
+under qemu-system (TCG) with an initramfs of static test binaries and an init of its own;
+inside, runs the core's test suite, `vdsotime check --duration 2`, `vdsotime info`,
+`vdsotime bench --trials 3` and `vdsotime dump`. x86_64 kernels boot again with
+clocksource=hpet, clocksource=acpi_pm, tsc=unstable and vdso=0, and every x86_64 boot runs
+`vdsotime doctor --json` (the default boot also inside a time namespace), whose verdict
+must match what the kernel itself says (its clocksource, a seccomp probe, its log).
+Installs what is missing first (qemu-system from the release's backports, the linkers
+`cargo xtask cross` uses); kernels are fetched through a private apt state directory and
+cached under target/xtask-kernels/cache.
 
 options:
   --target NAME    a machine (see --list) or a Rust target triple (repeatable); default: all
@@ -42,6 +52,9 @@ options:
   --skip NAME      skip tests matching NAME inside the machines (repeatable)
   --timeout SECS   limit for each test binary inside a machine (default 300)
   --jobs N         machines booted at once (default 1)
+  --doctor-table FILE
+                   write the doctor verdicts as a Markdown table between FILE's
+                   <!-- scenarios:begin --> and <!-- scenarios:end --> lines
   --list           print the machines and exit
 ";
 
@@ -56,6 +69,7 @@ struct Options {
     skip: Vec<String>,
     per_binary: Duration,
     jobs: usize,
+    doctor_table: Option<PathBuf>,
 }
 
 fn parse(args: &[String]) -> Result<Option<Options>, String> {
@@ -68,6 +82,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         skip: Vec::new(),
         per_binary: Duration::from_secs(300),
         jobs: 1,
+        doctor_table: None,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -88,6 +103,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 o.dump_dir = Some(dir);
             }
             "--require-all" => o.require_all = true,
+            "--doctor-table" => o.doctor_table = Some(PathBuf::from(value("--doctor-table")?)),
             "--optional" => o.optional.push(value("--optional")?),
             "--skip" => o.skip.push(value("--skip")?),
             "--timeout" | "--jobs" => {
@@ -101,9 +117,15 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
             }
             "--list" => {
                 for m in machines::ALL {
+                    let boots: Vec<&str> = m.scenarios.iter().map(|s| s.name).collect();
                     println!(
-                        "{:20} {:32} {} {} on {}",
-                        m.name, m.triple, m.deb_arch, m.kernel_package, m.qemu
+                        "{:26} {:32} {} {} on {}; boots: {}",
+                        m.name,
+                        m.triple,
+                        m.deb_arch,
+                        m.kernel_package,
+                        m.qemu,
+                        boots.join(" ")
                     );
                 }
                 return Ok(None);
@@ -218,23 +240,27 @@ pub fn main(args: &[String]) -> ExitCode {
     let prepared = step("build", || {
         verdict::prepare_all(&ctx, &opts.machines, kernels)
     });
-    let outcomes = step("boot", || verdict::boot_all(&ctx, prepared, opts.jobs));
+    let booted = step("boot", || verdict::boot_all(&ctx, prepared, opts.jobs));
     let (mut pass, mut fail, mut unavailable, mut required_missing) = (0, 0, 0, 0);
-    for (m, o) in opts.machines.iter().zip(&outcomes) {
-        match o {
+    for line in &booted.lines {
+        match line.outcome {
             verdict::Outcome::Pass => pass += 1,
             verdict::Outcome::Fail => fail += 1,
             verdict::Outcome::Unavailable => {
                 unavailable += 1;
-                if !opts.optional.iter().any(|n| n == m.name) {
+                if !opts.optional.iter().any(|n| n == line.machine) {
                     required_missing += 1;
                 }
             }
         }
     }
+    if let Err(e) = write_table(&booted.rows, &work, opts.doctor_table.as_deref()) {
+        eprintln!("xtask kernels: {e}");
+        fail += 1;
+    }
     println!(
-        "kernels summary: {} machines: {pass} PASS, {fail} FAIL, {unavailable} UNAVAILABLE in {} s (logs in {})",
-        outcomes.len(),
+        "kernels summary: {} lines: {pass} PASS, {fail} FAIL, {unavailable} UNAVAILABLE in {} s (logs in {})",
+        booted.lines.len(),
         started.elapsed().as_secs(),
         work.display()
     );
@@ -243,4 +269,40 @@ pub fn main(args: &[String]) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Writes the doctor table to `work/doctor-table.md` and, if asked, into `file`.
+fn write_table(rows: &[verdict::Row], work: &Path, file: Option<&Path>) -> Result<(), String> {
+    if rows.is_empty() {
+        return match file {
+            Some(f) => Err(format!("{}: no doctor verdict to write", f.display())),
+            None => Ok(()),
+        };
+    }
+    let emulator = Command::new("qemu-system-x86_64")
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| {
+            let text = String::from_utf8_lossy(&o.stdout).into_owned();
+            let v = text
+                .lines()
+                .next()?
+                .split(" version ")
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .to_string();
+            Some(format!("QEMU {v}"))
+        })
+        .unwrap_or_else(|| "QEMU".to_string());
+    let text = table::markdown(rows, &emulator);
+    let kept = work.join("doctor-table.md");
+    fs::write(&kept, &text).map_err(|e| format!("{}: {e}", kept.display()))?;
+    println!("kernels: doctor table in {}", kept.display());
+    if let Some(f) = file {
+        table::splice(f, &text)?;
+        println!("kernels: doctor table written into {}", f.display());
+    }
+    Ok(())
 }

@@ -1,5 +1,7 @@
 //! What a machine runs: the initramfs (init, test binaries stripped of debug info, the
 //! `vdsotime` tool, the files the tests read) and the init's plan, with the time budget.
+//! A boot that does not run the test suite (see [`Scenario`]) gets only the init and the
+//! tool: a few megabytes, so it boots with less memory.
 //!
 //! The budget: every test binary gets `--timeout` seconds, and the tests named in [`HEAVY`]
 //! are skipped inside the machines, visibly (a `SKIP` line with the reason): each takes
@@ -12,6 +14,7 @@ use std::time::Duration;
 
 use super::build::Built;
 use super::initramfs::Archive;
+use super::scenarios::Scenario;
 
 /// Tests skipped inside the machines, and why.
 pub const HEAVY: &[&str] = &[
@@ -24,9 +27,9 @@ const HEAVY_WHY: &str = "parser-only bulk tests (3 and 2 min for mutation and ba
     aarch64 under TCG); they read bytes, not the kernel, run natively and in `cargo xtask \
     cross`, and each kernel's vDSO image joins tests/fixtures/kernels";
 
-/// What the plan runs besides the test binaries: (label, timeout, arguments of `vdsotime`).
+/// What the default boot runs after the test binaries: (label, timeout, arguments of
+/// `vdsotime`).
 const TOOL_RUNS: &[(&str, u64, &[&str])] = &[
-    ("check", 120, &["check", "--duration", "2"]),
     ("info", 60, &["info"]),
     (
         "bench",
@@ -36,15 +39,35 @@ const TOOL_RUNS: &[(&str, u64, &[&str])] = &[
     ("dump", 60, &["dump", "-o", "/tmp/vdso.so"]),
 ];
 
+/// Every boot: `check` (a slow clock must still read the right time).
+const CHECK: (&str, u64, &[&str]) = ("check", 120, &["check", "--duration", "2"]);
+
+/// The labels of the runs [`assemble`] adds besides the test binaries.
+pub const TRUTH: &str = "truth";
+pub const DOCTOR: &str = "doctor";
+pub const DOCTOR_TIMENS: &str = "doctor-timens";
+const DOCTOR_ARGS: &[&str] = &["doctor", "--json"];
+const DOCTOR_TIMEOUT: u64 = 120;
+/// The time namespace's offsets: a day on the monotonic and boot-time clocks.
+const TIMENS_ARGS: &[&str] = &[
+    "--time",
+    "--fork",
+    "--monotonic",
+    "86400",
+    "--boottime",
+    "86400",
+];
+
 /// Whether `label` is one of the tool's runs rather than a test binary.
 pub fn is_tool_run(label: &str) -> bool {
     TOOL_RUNS.iter().any(|(l, _, _)| *l == label)
+        || [CHECK.0, TRUTH, DOCTOR, DOCTOR_TIMENS].contains(&label)
 }
 
 /// Where the image dumped inside is read back from.
 pub const DUMP_LABEL: &str = "vdso";
 
-/// The plan and the archive for one machine.
+/// The plan and the archive for one boot.
 pub struct Payload {
     pub initramfs: Vec<u8>,
     /// Lines to print before the run: the SKIPs this plan makes.
@@ -53,14 +76,24 @@ pub struct Payload {
     pub budget: Duration,
 }
 
-/// Builds the payload; `emulator` names the machine for the tests (`VDSOTIME_EMULATOR`),
-/// `root` is the workspace, whose fixture paths the tests have compiled in.
+/// What differs between boots.
+#[derive(Debug)]
+pub struct Spec<'a> {
+    pub scenario: &'a Scenario,
+    /// Names the machine for the tests (`VDSOTIME_EMULATOR`).
+    pub emulator: &'a str,
+    pub per_binary: Duration,
+    pub extra_skips: &'a [String],
+    /// `VDSOTIME_REQUIRE` inside: what the tests must not skip for.
+    pub require: &'a str,
+}
+
+/// Builds the payload; `root` is the workspace, whose fixture paths the tests have
+/// compiled in.
 pub fn assemble(
     built: &Built,
     root: &Path,
-    emulator: &str,
-    per_binary: Duration,
-    extra_skips: &[String],
+    spec: &Spec,
     objcopy: &Path,
 ) -> Result<Payload, String> {
     let mut a = Archive::default();
@@ -69,17 +102,10 @@ pub fn assemble(
     }
     a.char_device("/dev/console", 5, 1);
     a.file("/init", 0o755, &stripped(&built.init, objcopy)?);
-    a.symlink("/bin/true", "/init");
-    a.symlink("/bin/sleep", "/init");
-    a.symlink("/bin/unshare", "/init");
-    a.file("/bin/vdsotime", 0o755, &stripped(&built.cli, objcopy)?);
-    for dir in [
-        "crates/vdsotime/tests/fixtures",
-        "crates/vdsotime/tests/fixtures/kernels",
-        "fuzz/regressions",
-    ] {
-        copy_dir(&mut a, &root.join(dir))?;
+    for applet in ["true", "sleep", "unshare", "vm-truth"] {
+        a.symlink(&format!("/bin/{applet}"), "/init");
     }
+    a.file("/bin/vdsotime", 0o755, &stripped(&built.cli, objcopy)?);
 
     let mut plan = String::new();
     for (key, value) in [
@@ -87,38 +113,60 @@ pub fn assemble(
         ("HOME", "/tmp"),
         ("TMPDIR", "/tmp"),
         ("RUST_BACKTRACE", "1"),
-        ("VDSOTIME_EMULATOR", emulator),
+        ("VDSOTIME_EMULATOR", spec.emulator),
+        ("VDSOTIME_REQUIRE", spec.require),
     ] {
         plan.push_str(&format!("env\t{key}\t{value}\n"));
     }
-    let mut skip_args = String::new();
-    let mut skips = Vec::new();
-    for name in HEAVY {
-        skip_args.push_str(&format!("\t--skip\t{name}"));
-    }
-    skips.push(format!("SKIP {}: {HEAVY_WHY}", HEAVY.join(", ")));
-    for name in extra_skips {
-        skip_args.push_str(&format!("\t--skip\t{name}"));
-        skips.push(format!("SKIP {name}: --skip"));
-    }
     let mut budget = Duration::ZERO;
-    for (label, exe) in &built.tests {
-        let path = format!("/tests/{label}");
-        a.file(&path, 0o755, &stripped(exe, objcopy)?);
+    let mut run = |label: &str, timeout: u64, mode: &str, argv: &[&str]| {
         plan.push_str(&format!(
-            "run\t{label}\t{}\ttests\t{path}\t--nocapture{skip_args}\n",
-            per_binary.as_secs()
+            "run\t{label}\t{timeout}\t{mode}\t{}\n",
+            argv.join("\t")
         ));
-        budget += per_binary;
+        budget += Duration::from_secs(timeout);
+    };
+    fn tool<'a>(args: &[&'a str]) -> Vec<&'a str> {
+        [&["/bin/vdsotime"], args].concat()
     }
-    for (label, timeout, args) in TOOL_RUNS {
-        plan.push_str(&format!(
-            "run\t{label}\t{timeout}\tshow\t/bin/vdsotime\t{}\n",
-            args.join("\t")
-        ));
-        budget += Duration::from_secs(*timeout);
+    run(TRUTH, 30, "show", &["/bin/vm-truth"]);
+    if spec.scenario.doctor {
+        run(DOCTOR, DOCTOR_TIMEOUT, "show", &tool(DOCTOR_ARGS));
     }
-    plan.push_str(&format!("hex\t{DUMP_LABEL}\t/tmp/vdso.so\n"));
+    if spec.scenario.timens {
+        let argv = [&["/bin/unshare"], TIMENS_ARGS, &tool(DOCTOR_ARGS)].concat();
+        run(DOCTOR_TIMENS, DOCTOR_TIMEOUT, "show", &argv);
+    }
+    run(CHECK.0, CHECK.1, "show", &tool(CHECK.2));
+    let mut skips = Vec::new();
+    if spec.scenario.suite {
+        for dir in [
+            "crates/vdsotime/tests/fixtures",
+            "crates/vdsotime/tests/fixtures/kernels",
+            "fuzz/regressions",
+        ] {
+            copy_dir(&mut a, &root.join(dir))?;
+        }
+        let mut skip_args: Vec<&str> = Vec::new();
+        for name in HEAVY {
+            skip_args.extend(["--skip", name]);
+        }
+        skips.push(format!("SKIP {}: {HEAVY_WHY}", HEAVY.join(", ")));
+        for name in spec.extra_skips {
+            skip_args.extend(["--skip", name]);
+            skips.push(format!("SKIP {name}: --skip"));
+        }
+        for (label, exe) in &built.tests {
+            let path = format!("/tests/{label}");
+            a.file(&path, 0o755, &stripped(exe, objcopy)?);
+            let argv = [&[path.as_str(), "--nocapture"], skip_args.as_slice()].concat();
+            run(label, spec.per_binary.as_secs(), "tests", &argv);
+        }
+        for (label, timeout, args) in TOOL_RUNS {
+            run(label, *timeout, "show", &tool(args));
+        }
+        plan.push_str(&format!("hex\t{DUMP_LABEL}\t/tmp/vdso.so\n"));
+    }
     a.file("/plan", 0o644, plan.as_bytes());
     Ok(Payload {
         initramfs: a.finish(),
@@ -142,19 +190,21 @@ fn copy_dir(a: &mut Archive, dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// The executable without its debug information (a quarter of the size or less).
+/// The executable without its debug information and local symbols (a quarter of the size
+/// or less; riscv64's local labels alone made its test binaries 8 MB each, the initramfs
+/// 230 MB). Panic messages keep their file and line; backtraces name fewer frames.
 fn stripped(exe: &Path, objcopy: &Path) -> Result<Vec<u8>, String> {
     let out =
         std::env::temp_dir().join(format!("vdsotime-kernels-{}.stripped", std::process::id()));
     let status = Command::new(objcopy)
-        .arg("--strip-debug")
+        .args(["--strip-debug", "--discard-all"])
         .arg(exe)
         .arg(&out)
         .status()
         .map_err(|e| format!("{}: {e}", objcopy.display()))?;
     if !status.success() {
         return Err(format!(
-            "{} --strip-debug {} failed",
+            "{} --strip-debug --discard-all {} failed",
             objcopy.display(),
             exe.display()
         ));

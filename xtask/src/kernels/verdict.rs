@@ -1,5 +1,5 @@
-//! From kernels and targets to verdicts: builds each target once, writes each machine's
-//! initramfs, boots the machines (`--jobs` at a time) and prints what each one showed.
+//! From kernels and targets to verdicts: builds each target once, writes each boot's
+//! initramfs, boots them (`--jobs` at a time) and prints what each one showed.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -10,12 +10,14 @@ use std::time::Duration;
 
 use super::build::{self, Built};
 use super::fetch::Kernel;
+use super::judge::{self, Expected, Judged, Truth};
 use super::machines::Machine;
-use super::{boot, payload, report};
+use super::scenarios::{Scenario, TIMENS};
+use super::{boot, payload, report, show};
 use crate::runner::{self, Counts};
 use crate::toolchain;
 
-/// What every machine shares.
+/// What every boot shares.
 #[derive(Debug)]
 pub struct Context<'a> {
     pub root: &'a Path,
@@ -27,10 +29,11 @@ pub struct Context<'a> {
     pub dump_dir: Option<&'a Path>,
 }
 
-/// A machine ready to boot, or why it cannot be.
+/// A boot ready to start, or why it cannot be.
 #[derive(Debug)]
 pub struct Ready {
     machine: Machine,
+    scenario: Scenario,
     kernel: Result<Kernel, String>,
     initrd: PathBuf,
     budget: Duration,
@@ -44,10 +47,35 @@ pub enum Outcome {
     Unavailable,
 }
 
-/// Boot time and the tools' runs on top of the tests' budget.
-const MARGIN: Duration = Duration::from_secs(180);
+/// One line of the report: a machine in one scenario.
+#[derive(Debug, Clone)]
+pub struct Line {
+    pub machine: &'static str,
+    pub outcome: Outcome,
+}
 
-/// Builds every target once and writes each machine's initramfs.
+/// One row of the doctor table.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub release: String,
+    pub scenario: String,
+    pub clocksource: String,
+    pub exit: Option<i32>,
+    pub judged: Judged,
+}
+
+/// What one boot gave.
+#[derive(Debug, Default)]
+pub struct Booted {
+    pub lines: Vec<Line>,
+    pub rows: Vec<Row>,
+}
+
+/// Boot time and the tools' runs on top of the programs' budget.
+const MARGIN: Duration = Duration::from_secs(120);
+
+/// Builds every target once and writes each boot's initramfs: every default boot first,
+/// then the shorter ones, so that `--jobs` machines end close together.
 pub fn prepare_all(
     ctx: &Context,
     machines: &[Machine],
@@ -55,14 +83,26 @@ pub fn prepare_all(
 ) -> Vec<Ready> {
     let mut builds: BTreeMap<&str, Result<Built, String>> = BTreeMap::new();
     let objcopy = toolchain::rust_tool("rust-objcopy");
-    machines
-        .iter()
-        .zip(kernels)
-        .map(|(m, kernel)| {
-            let dir = ctx.work.join(m.name);
+    let boots: Vec<(&Machine, Result<Kernel, String>, Scenario)> = {
+        let pairs: Vec<_> = machines.iter().zip(kernels).collect();
+        let mut v = Vec::new();
+        for suite in [true, false] {
+            for (m, k) in &pairs {
+                for s in m.scenarios.iter().filter(|s| s.suite == suite) {
+                    v.push((*m, k.clone(), *s));
+                }
+            }
+        }
+        v
+    };
+    boots
+        .into_iter()
+        .map(|(m, kernel, scenario)| {
+            let dir = ctx.work.join(m.name).join(scenario.name);
             let _ = fs::create_dir_all(&dir);
             let mut ready = Ready {
                 machine: *m,
+                scenario,
                 kernel,
                 initrd: dir.join("initramfs.cpio"),
                 budget: Duration::ZERO,
@@ -86,9 +126,14 @@ pub fn prepare_all(
             });
             let written = built.as_ref().map_err(Clone::clone).and_then(|b| {
                 let objcopy = objcopy.as_ref().map_err(Clone::clone)?;
-                let emulator = format!("{} (TCG, system mode)", m.qemu);
-                let p =
-                    payload::assemble(b, ctx.root, &emulator, ctx.per_binary, ctx.skip, objcopy)?;
+                let spec = payload::Spec {
+                    scenario: &scenario,
+                    emulator: &format!("{} (TCG, system mode)", m.qemu),
+                    per_binary: ctx.per_binary,
+                    extra_skips: ctx.skip,
+                    require: require(m),
+                };
+                let p = payload::assemble(b, ctx.root, &spec, objcopy)?;
                 fs::write(&ready.initrd, &p.initramfs)
                     .map_err(|e| format!("{}: {e}", ready.initrd.display()))?;
                 Ok(p)
@@ -105,9 +150,26 @@ pub fn prepare_all(
         .collect()
 }
 
+/// `VDSOTIME_REQUIRE` inside a machine: what its tests must not skip for. Every machine
+/// has getcpu and affinity, and a vDSO (but powerpc's raw-symbol test skips for it by
+/// design: its vDSO functions do not follow the C calling convention); time namespaces on
+/// every architecture but 32-bit arm (whose vDSO has no time-namespace page:
+/// unshare(CLONE_NEWTIME) says EINVAL); the seccomp test has filters for x86_64 and
+/// aarch64 only. (The getrandom tests have no
+/// requirement of their own: the host checks their SKIP lines, see
+/// [`show::getrandom_failures`].)
+fn require(m: &Machine) -> &'static str {
+    match m.arch {
+        "x86_64" | "aarch64" => "vdso,timens,getcpu,affinity,seccomp",
+        "arm" => "vdso,getcpu,affinity",
+        "powerpc64le" => "timens,getcpu,affinity",
+        _ => "vdso,timens,getcpu,affinity",
+    }
+}
+
 /// Boots the machines, `jobs` at a time, printing each one's report as it ends.
-pub fn boot_all(ctx: &Context, machines: Vec<Ready>, jobs: usize) -> Vec<Outcome> {
-    let queue = Mutex::new(machines.into_iter().enumerate().collect::<Vec<_>>());
+pub fn boot_all(ctx: &Context, boots: Vec<Ready>, jobs: usize) -> Booted {
+    let queue = Mutex::new(boots.into_iter().enumerate().collect::<Vec<_>>());
     let results = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for _ in 0..jobs {
@@ -117,10 +179,10 @@ pub fn boot_all(ctx: &Context, machines: Vec<Ready>, jobs: usize) -> Vec<Outcome
                     (!q.is_empty()).then(|| q.remove(0))
                 };
                 while let Some((i, ready)) = next() {
-                    let (outcome, text) = one(ctx, &ready);
+                    let (booted, text) = one(ctx, &ready);
                     print!("{text}");
                     if let Ok(mut r) = results.lock() {
-                        r.push((i, outcome));
+                        r.push((i, booted));
                     }
                 }
             });
@@ -128,37 +190,56 @@ pub fn boot_all(ctx: &Context, machines: Vec<Ready>, jobs: usize) -> Vec<Outcome
     });
     let mut results = results.into_inner().unwrap_or_default();
     results.sort_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, o)| o).collect()
+    let mut all = Booted::default();
+    for (_, b) in results {
+        all.lines.extend(b.lines);
+        all.rows.extend(b.rows);
+    }
+    all
 }
 
-/// Boots one machine; returns its outcome and the report to print.
-fn one(ctx: &Context, r: &Ready) -> (Outcome, String) {
+/// Boots one machine in one scenario; returns what it gave and the report to print.
+fn one(ctx: &Context, r: &Ready) -> (Booted, String) {
     let m = &r.machine;
+    let line = |outcome| Line {
+        machine: m.name,
+        outcome,
+    };
+    let unavailable = |text: String| {
+        let b = Booted {
+            lines: vec![line(Outcome::Unavailable)],
+            rows: Vec::new(),
+        };
+        (b, text)
+    };
     let kernel = match &r.kernel {
         Ok(k) => k,
         Err(why) => {
-            return (
-                Outcome::Unavailable,
-                format!("{} - UNAVAILABLE: {why} ({})\n", m.triple, m.name),
-            )
+            return unavailable(format!("{} - UNAVAILABLE: {why} ({})\n", m.triple, m.name))
         }
     };
-    let mut out = String::new();
     if !super::runs(m.qemu) {
         let why = ctx.install_err.unwrap_or("not installed (--no-install)");
-        let text = format!(
+        return unavailable(format!(
             "{} {} UNAVAILABLE: {} missing: {why} ({})\n",
             m.triple, kernel.release, m.qemu, m.name
-        );
-        return (Outcome::Unavailable, text);
+        ));
     }
-    let log = ctx.work.join(m.name).join("console.log");
-    let booted = boot::run(boot::command(m, &kernel.image, &r.initrd), &log, r.budget);
+    let dir = ctx.work.join(m.name).join(r.scenario.name);
+    let log = dir.join("console.log");
+    let memory = if r.scenario.suite {
+        boot::SUITE_MEMORY_MB
+    } else {
+        boot::LIGHT_MEMORY_MB
+    };
+    let cmd = boot::command(m, &kernel.image, &r.initrd, r.scenario.append, memory);
+    let booted = boot::run(cmd, &log, r.budget);
     let console = report::parse(&fs::read_to_string(&log).unwrap_or_default());
     let release = console
         .release
         .clone()
         .unwrap_or_else(|| kernel.release.clone());
+    let truth = console.run(payload::TRUTH).map(|t| Truth::parse(&t.lines));
 
     let mut failures: Vec<String> = Vec::new();
     let mut counts = Counts::default();
@@ -166,12 +247,15 @@ fn one(ctx: &Context, r: &Ready) -> (Outcome, String) {
     let mut details = String::new();
     for run in &console.runs {
         times.push(format!("{} {:.1}s", run.label, run.millis as f64 / 1000.0));
-        for line in &run.lines {
-            if let Some(rest) = line.strip_prefix("test result: ") {
-                runner::add_counts(&mut counts, rest);
-            }
+        for l in run
+            .lines
+            .iter()
+            .filter_map(|l| l.strip_prefix("test result: "))
+        {
+            runner::add_counts(&mut counts, l);
         }
-        if run.verdict != "PASS" {
+        let doctor = [payload::DOCTOR, payload::DOCTOR_TIMENS].contains(&run.label.as_str());
+        if run.verdict != "PASS" && !(doctor && run.verdict == "FAIL") {
             let verdict = if run.verdict.is_empty() {
                 "unfinished"
             } else {
@@ -183,8 +267,8 @@ fn one(ctx: &Context, r: &Ready) -> (Outcome, String) {
                 "  ---- {} {verdict} ({}) ----",
                 run.label, run.status
             );
-            for line in &run.lines {
-                let _ = writeln!(details, "  | {line}");
+            for l in &run.lines {
+                let _ = writeln!(details, "  | {l}");
             }
         }
     }
@@ -194,30 +278,134 @@ fn one(ctx: &Context, r: &Ready) -> (Outcome, String) {
         failures.push("the init did not finish".to_string());
     }
     failures.extend(console.errors.iter().map(|e| format!("init: {e}")));
+    if r.scenario.suite {
+        let bits64 = !matches!(m.arch, "i686" | "arm");
+        failures.extend(show::getrandom_failures(kernel.getrandom, bits64, &console));
+    }
+
+    // The doctor's verdicts, each a line of its own after the boot's.
+    let mut judged: Vec<(String, Option<i32>, Judged)> = Vec::new();
+    if r.scenario.doctor {
+        let expected = truth
+            .as_ref()
+            .ok_or_else(|| "no reading of the machine".to_string())
+            .and_then(Expected::from_truth);
+        let mut judge_run = |label: &str, scenario: &str| {
+            let run = console.run(label);
+            let exit = run.and_then(|r| exit_code(&r.status));
+            let j = match (&expected, run) {
+                (Ok(want), Some(run)) => judge::doctor(
+                    &run.lines,
+                    exit,
+                    want,
+                    truth.as_ref().unwrap_or(&Truth::default()),
+                ),
+                (Err(e), _) => failed(e.clone()),
+                (_, None) => failed(format!("{label} did not run")),
+            };
+            judged.push((scenario.to_string(), exit, j));
+        };
+        judge_run(payload::DOCTOR, r.scenario.name);
+        if r.scenario.timens {
+            judge_run(payload::DOCTOR_TIMENS, TIMENS);
+        }
+    }
+    if let Some((_, _, j)) = judged.first() {
+        failures.extend(j.failures.iter().map(|f| format!("doctor: {f}")));
+    }
+
     let outcome = if failures.is_empty() {
         Outcome::Pass
     } else {
         Outcome::Fail
     };
     let secs = booted.as_ref().map_or(r.budget.as_secs(), |d| d.as_secs());
-    let stats = format!(
-        "{}; {} passed, {} failed, {} ignored; {secs} s",
-        m.name, counts.passed, counts.failed, counts.ignored
-    );
+    let scenario = if m.scenarios.len() > 1 {
+        format!(" {}", r.scenario.name)
+    } else {
+        String::new()
+    };
+    let mut stats = format!("{}; ", m.name);
+    if r.scenario.suite {
+        let _ = write!(
+            stats,
+            "{} passed, {} failed, {} ignored; ",
+            counts.passed, counts.failed, counts.ignored
+        );
+    }
+    let _ = write!(stats, "{memory} MB, {secs} s");
+    let mut out = String::new();
     match outcome {
         Outcome::Pass => {
-            let _ = writeln!(out, "{} {release} PASS ({stats})", m.triple);
+            let _ = writeln!(out, "{} {release}{scenario} PASS ({stats})", m.triple);
         }
         _ => {
             let _ = writeln!(
                 out,
-                "{} {release} FAIL: {} ({stats})",
+                "{} {release}{scenario} FAIL: {} ({stats})",
                 m.triple,
                 failures.join(", ")
             );
         }
     }
-    describe(&mut out, &console);
+    if let Some(t) = &truth {
+        let _ = writeln!(
+            out,
+            "  clocksource: {} (available: {}); clock_gettime under seccomp: {}; vDSO {}",
+            t.current,
+            t.available.join(" "),
+            t.probe,
+            if t.vdso { "mapped" } else { "absent" }
+        );
+        let _ = writeln!(out, "  kernel log: {}", t.choice().join(" | "));
+    }
+    let mut rows = Vec::new();
+    let mut lines = vec![line(outcome)];
+    for (i, (name, exit, j)) in judged.into_iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "  doctor{}: {} {} (exit {exit:?}): {}",
+            if name == TIMENS {
+                " in a time namespace"
+            } else {
+                ""
+            },
+            j.status,
+            j.code,
+            j.sentence
+        );
+        if i > 0 {
+            // The time-namespace scenario: a line of its own.
+            let ok = j.failures.is_empty() && console.done;
+            let verdict = if ok { "PASS" } else { "FAIL" };
+            let why = if j.failures.is_empty() {
+                String::new()
+            } else {
+                format!(": doctor: {}", j.failures.join(", "))
+            };
+            let _ = writeln!(
+                out,
+                "{} {release} {name} {verdict}{why} ({}; the default boot's doctor under unshare --time)",
+                m.triple, m.name
+            );
+            lines.push(line(if ok { Outcome::Pass } else { Outcome::Fail }));
+        }
+        rows.push(Row {
+            release: release.clone(),
+            scenario: name,
+            clocksource: truth.as_ref().map_or(String::new(), |t| t.current.clone()),
+            exit,
+            judged: j,
+        });
+    }
+    if r.scenario.suite {
+        show::describe(&mut out, &console);
+        let _ = writeln!(
+            out,
+            "  {}",
+            show::getrandom_summary(kernel.getrandom, &console)
+        );
+    }
     let _ = writeln!(
         out,
         "  kernel: {} ({}), {} CPUs, console log {}",
@@ -227,96 +415,33 @@ fn one(ctx: &Context, r: &Ready) -> (Outcome, String) {
         log.display()
     );
     let _ = writeln!(out, "  times: {}", times.join(", "));
-    for skip in r.skips.iter().chain(skipped_inside(&console).iter()) {
+    for skip in r.skips.iter().chain(show::skipped_inside(&console).iter()) {
         let _ = writeln!(out, "  {skip}");
     }
     out.push_str(&details);
-    dump(ctx, m, &release, &console, &mut out);
-    (outcome, out)
+    if r.scenario.suite {
+        show::dump(
+            ctx.root,
+            ctx.work,
+            ctx.dump_dir,
+            m,
+            &release,
+            &console,
+            &mut out,
+        );
+    }
+    (Booted { lines, rows }, out)
 }
 
-/// The vDSO's symbols and hash tables (`vdsotime info`) and its speed-up (`bench`).
-fn describe(out: &mut String, console: &report::Console) {
-    if let Some(info) = console.run("info") {
-        let syms: Vec<String> = report::symbols(&info.lines)
-            .iter()
-            .map(|(s, v)| format!("{s}@{v}"))
-            .collect();
-        let _ = writeln!(out, "  vDSO symbols: {}", syms.join(" "));
-        if let Some(h) = info
-            .lines
-            .iter()
-            .find(|l| l.trim_start().starts_with("hash tables:"))
-        {
-            let _ = writeln!(out, "  vDSO {}", h.trim());
-        }
-    }
-    if let Some(bench) = console.run("bench") {
-        let rows: Vec<String> = report::ratios(&bench.lines)
-            .iter()
-            .filter(|(_, _, path)| path != "syscall")
-            .map(|(f, x, _)| format!("{f} {x}"))
-            .collect();
-        let _ = writeln!(out, "  vDSO vs syscall under TCG: {}", rows.join(", "));
+/// A judgement that could not be made.
+fn failed(why: String) -> Judged {
+    Judged {
+        failures: vec![why],
+        ..Judged::default()
     }
 }
 
-/// The SKIP lines the tests printed inside.
-fn skipped_inside(console: &report::Console) -> Vec<String> {
-    console
-        .runs
-        .iter()
-        .filter(|r| r.verdict == "PASS" && !payload::is_tool_run(&r.label))
-        .flat_map(|r| {
-            r.lines
-                .iter()
-                .filter(|l| !l.starts_with("test result:"))
-                .map(move |l| format!("{}: {}", r.label, l.trim()))
-        })
-        .collect()
-}
-
-/// Keeps the image `vdsotime dump` wrote inside, and says whether a fixture holds it.
-fn dump(ctx: &Context, m: &Machine, release: &str, console: &report::Console, out: &mut String) {
-    let name = format!("{}-linux-{release}.so", m.arch);
-    let bytes = match console.files.get(payload::DUMP_LABEL) {
-        Some(Ok(bytes)) => bytes,
-        Some(Err(e)) => {
-            let _ = writeln!(out, "  dump: lost on the console: {e}");
-            return;
-        }
-        None => {
-            let _ = writeln!(out, "  dump: none received");
-            return;
-        }
-    };
-    let kept = ctx.work.join(m.name).join(&name);
-    let _ = fs::write(&kept, bytes);
-    let fixture = ctx
-        .root
-        .join("crates/vdsotime/tests/fixtures/kernels")
-        .join(&name);
-    let same = fs::read(&fixture).is_ok_and(|f| &f == bytes);
-    let note = if same {
-        "identical to the fixture"
-    } else {
-        "not among the fixtures (--dump DIR stores it)"
-    };
-    let _ = writeln!(
-        out,
-        "  dump: {} ({} bytes): {note}",
-        kept.display(),
-        bytes.len()
-    );
-    if let Some(dir) = ctx.dump_dir {
-        let to = dir.join(&name);
-        match fs::write(&to, bytes) {
-            Ok(()) => {
-                let _ = writeln!(out, "  dump: written to {}", to.display());
-            }
-            Err(e) => {
-                let _ = writeln!(out, "  dump: {}: {e}", to.display());
-            }
-        }
-    }
+/// `exit status: 2` → 2.
+fn exit_code(status: &str) -> Option<i32> {
+    status.strip_prefix("exit status: ")?.trim().parse().ok()
 }

@@ -3,13 +3,17 @@
 //! on the console in lines the host reads (module [`report`]), and powers the machine off.
 //!
 //! The initramfs holds no other userland, so this program also answers to the commands the
-//! core's tests start: `true` (exit 0), `sleep N`, and `unshare --time` (module [`unshare`]).
-//! The host installs them in `/bin` as links to it.
+//! core's tests start: `true` (exit 0), `sleep N`, and `unshare --time` (module [`unshare`]),
+//! and to `vm-truth`, the reading of the kernel's clock state the host judges
+//! `vdsotime doctor` against (module [`truth`]). The host installs them in `/bin` as links
+//! to it.
 
 mod plan;
 mod report;
 mod run;
+mod truth;
 mod unshare;
+mod vdso;
 
 use std::ffi::CString;
 use std::path::Path;
@@ -29,6 +33,7 @@ fn main() {
             std::thread::sleep(Duration::from_secs_f64(secs.max(0.0)));
         }
         "unshare" => std::process::exit(unshare::main(&args[1..])),
+        "vm-truth" => std::process::exit(truth::main()),
         _ => init(),
     }
 }

@@ -21,22 +21,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/*
- * A 64-bit time_t on a 32-bit target: 32-bit glibc built with _TIME_BITS=64, or 32-bit musl
- * 1.2+ (always; its headers then name the old calls SYS_*_time32 and define no
- * SYS_clock_gettime).
- */
-#if (defined(__USE_TIME_BITS64) && defined(__TIMESIZE) && __TIMESIZE == 32) || \
-	(!defined(SYS_clock_gettime) && defined(SYS_clock_gettime64))
-#define TIME64_ON_32 1
-#define MODE_TIME " time64"
-#else
-#define MODE_TIME ""
-#endif
-#if !defined(SYS_gettimeofday) && defined(SYS_gettimeofday_time32)
-#define SYS_gettimeofday SYS_gettimeofday_time32
-#endif
-
 #ifdef LIBC_NAMES
 #if !defined(__GLIBC__)
 /* musl has getcpu only since 1.2.4: a weak reference, which the preload's definition binds. */
@@ -59,6 +43,7 @@ int getcpu(unsigned int *cpu, unsigned int *node) __attribute__((weak));
 #endif
 
 #include "check.h"
+#include "raw.h"
 
 /* Hidden from the optimiser, so that glibc's nonnull attributes cannot drop the NULL. */
 static void *volatile null_ptr;
@@ -67,75 +52,6 @@ static void *volatile null_ptr;
 static clockid_t process_clock(pid_t pid) { return (clockid_t)((~(unsigned)pid << 3) | 2); }
 static clockid_t thread_clock(pid_t tid) { return (clockid_t)((~(unsigned)tid << 3) | 2 | 4); }
 static clockid_t fd_clock(int fd) { return (clockid_t)((~(unsigned)fd << 3) | 3); }
-
-static int ts_le(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec <= b->tv_nsec);
-}
-
-static int tv_le(const struct timeval *a, const struct timeval *b)
-{
-	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_usec <= b->tv_usec);
-}
-
-/*
- * Raw system calls, returning 0 or -errno, in the program's own struct layouts: with a 64-bit
- * time_t on a 32-bit target those are the kernel's time64 layouts, read by the *time64 calls
- * (there is no time64 gettimeofday: its time comes from clock_gettime64, truncated as the
- * kernel truncates).
- */
-#ifdef TIME64_ON_32
-#define SYS_GETTIME SYS_clock_gettime64
-#define SYS_GETRES SYS_clock_getres_time64
-#else
-#define SYS_GETTIME SYS_clock_gettime
-#define SYS_GETRES SYS_clock_getres
-#endif
-static long sys_clock_gettime(clockid_t c, struct timespec *ts)
-{
-	return syscall(SYS_GETTIME, c, ts) == 0 ? 0 : -errno;
-}
-static long sys_clock_getres(clockid_t c, struct timespec *ts)
-{
-	return syscall(SYS_GETRES, c, ts) == 0 ? 0 : -errno;
-}
-static long sys_gettimeofday(struct timeval *tv, struct timezone *tz)
-{
-#ifdef TIME64_ON_32
-	if (tv != NULL) {
-		struct timespec ts;
-		if (sys_clock_gettime(CLOCK_REALTIME, &ts) != 0)
-			return -errno;
-		tv->tv_sec = ts.tv_sec;
-		tv->tv_usec = ts.tv_nsec / 1000;
-	}
-	return syscall(SYS_gettimeofday, NULL, tz) == 0 ? 0 : -errno;
-#else
-	return syscall(SYS_gettimeofday, tv, tz) == 0 ? 0 : -errno;
-#endif
-}
-static time_t sys_time(void)
-{
-#if defined(SYS_time) && !defined(TIME64_ON_32)
-	return (time_t)syscall(SYS_time, NULL);
-#else
-	struct timespec ts;
-	sys_clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-	return ts.tv_sec;
-#endif
-}
-
-/* Calls the function under test, returning 0 or -errno, and checks errno is kept on success. */
-#define CALL(expr, result)                                                       \
-	do {                                                                     \
-		errno = 4242;                                                    \
-		int r_ = (expr);                                                 \
-		int e_ = errno;                                                  \
-		CHECK(r_ == 0 || r_ == -1, "%s returned %d", #expr, r_);         \
-		if (r_ == 0)                                                     \
-			CHECK(e_ == 4242, "%s changed errno to %d on success", #expr, e_); \
-		(result) = r_ == 0 ? 0 : -e_;                                    \
-	} while (0)
 
 #define SENTINEL 0x5a
 

@@ -1,14 +1,15 @@
 /*
- * The check counter shared by the C test programs (api_test.c, random_test.c): CHECK counts a
- * check, and on failure counts it and prints the condition and a message to stderr. Included
- * by one source file per program.
+ * The check counter shared by the C test programs (api_test.c, random_test.c,
+ * link_matrix.c): CHECK counts a check, and on failure counts it and prints the condition
+ * and a message to stderr. Atomic, for checks made on several threads at once. Included by
+ * one source file per program.
  */
 #ifndef VDSOTIME_TEST_CHECK_H
 #define VDSOTIME_TEST_CHECK_H
 
 #include <stdio.h>
 
-static int checks, failures;
+static _Atomic int checks, failures;
 
 #define CHECK(cond, ...)                                                                 \
 	do {                                                                             \

@@ -10,20 +10,22 @@ use std::process::Command;
 
 /// The compiler command with its target flags, ready for more arguments.
 pub fn c_compiler() -> Command {
+    let words = c_compiler_words();
+    let mut cmd = Command::new(&words[0]);
+    cmd.args(&words[1..]);
+    cmd
+}
+
+/// [`c_compiler`] as words: the program, then its target flags.
+pub fn c_compiler_words() -> Vec<String> {
     let chosen = std::env::var("VDSOTIME_TEST_CC").unwrap_or_default();
-    let mut words = chosen.split_whitespace();
-    match words.next() {
-        Some(program) => {
-            let mut cmd = Command::new(program);
-            cmd.args(words);
-            cmd
-        }
-        None => {
-            let mut cmd = Command::new("cc");
-            if cfg!(all(target_arch = "x86", target_pointer_width = "32")) {
-                cmd.arg("-m32");
-            }
-            cmd
-        }
+    let words: Vec<String> = chosen.split_whitespace().map(String::from).collect();
+    if !words.is_empty() {
+        return words;
     }
+    let mut words = vec!["cc".to_string()];
+    if cfg!(all(target_arch = "x86", target_pointer_width = "32")) {
+        words.push("-m32".to_string());
+    }
+    words
 }

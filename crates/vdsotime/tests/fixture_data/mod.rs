@@ -264,6 +264,93 @@ pub const KERNELS: &[Fixture] = &[
             ("__vdso_rt_sigreturn", "LINUX_4.15"),
         ],
     },
+    Fixture {
+        // Debian trixie amd64: `__vdso_getrandom` (6.11+) and the SGX enclave entry.
+        file: "kernels/x86_64-linux-6.12.117+deb13-amd64.so",
+        machine: 62,
+        class: ElfClass::Elf64,
+        endian: Endian::Little,
+        table: &arch::X86_64,
+        hashes: (true, true),
+        symbols: &[
+            ("__vdso_clock_gettime", "LINUX_2.6"),
+            ("__vdso_clock_getres", "LINUX_2.6"),
+            ("__vdso_gettimeofday", "LINUX_2.6"),
+            ("__vdso_time", "LINUX_2.6"),
+            ("__vdso_getcpu", "LINUX_2.6"),
+            ("__vdso_getrandom", "LINUX_2.6"),
+            ("__vdso_sgx_enter_enclave", "LINUX_2.6"),
+            ("clock_gettime", "LINUX_2.6"),
+            ("clock_getres", "LINUX_2.6"),
+            ("gettimeofday", "LINUX_2.6"),
+            ("time", "LINUX_2.6"),
+            ("getcpu", "LINUX_2.6"),
+            ("getrandom", "LINUX_2.6"),
+        ],
+    },
+    Fixture {
+        // trixie-backports 7.x amd64: the robust-futex unlock helpers join, and the vDSO
+        // reads the generic vDSO data storage of recent kernels.
+        file: "kernels/x86_64-linux-7.3.4+deb13-amd64.so",
+        machine: 62,
+        class: ElfClass::Elf64,
+        endian: Endian::Little,
+        table: &arch::X86_64,
+        hashes: (true, true),
+        symbols: &[
+            ("__vdso_clock_gettime", "LINUX_2.6"),
+            ("__vdso_clock_getres", "LINUX_2.6"),
+            ("__vdso_gettimeofday", "LINUX_2.6"),
+            ("__vdso_time", "LINUX_2.6"),
+            ("__vdso_getcpu", "LINUX_2.6"),
+            ("__vdso_getrandom", "LINUX_2.6"),
+            ("__vdso_sgx_enter_enclave", "LINUX_2.6"),
+            ("__vdso_futex_robust_list32_try_unlock", "LINUX_2.6"),
+            ("__vdso_futex_robust_list64_try_unlock", "LINUX_2.6"),
+            ("clock_gettime", "LINUX_2.6"),
+            ("clock_getres", "LINUX_2.6"),
+            ("gettimeofday", "LINUX_2.6"),
+            ("time", "LINUX_2.6"),
+            ("getcpu", "LINUX_2.6"),
+            ("getrandom", "LINUX_2.6"),
+        ],
+    },
+    Fixture {
+        // trixie-backports 7.x arm64: DT_GNU_HASH only (since 6.11), so musl's own vDSO
+        // lookup, which needs DT_HASH, finds nothing in it.
+        file: "kernels/aarch64-linux-7.3.4+deb13-arm64.so",
+        machine: 183,
+        class: ElfClass::Elf64,
+        endian: Endian::Little,
+        table: &arch::AARCH64,
+        hashes: (true, false),
+        symbols: &[
+            ("__kernel_clock_gettime", "LINUX_2.6.39"),
+            ("__kernel_clock_getres", "LINUX_2.6.39"),
+            ("__kernel_gettimeofday", "LINUX_2.6.39"),
+            ("__kernel_getrandom", "LINUX_2.6.39"),
+            ("__kernel_rt_sigreturn", "LINUX_2.6.39"),
+        ],
+    },
+    Fixture {
+        // Debian unstable 7.x riscv64: `__vdso_getrandom` (6.16+); DT_GNU_HASH only.
+        file: "kernels/riscv64-linux-7.2.13+deb14-riscv64.so",
+        machine: 243,
+        class: ElfClass::Elf64,
+        endian: Endian::Little,
+        table: &arch::RISCV64,
+        hashes: (true, false),
+        symbols: &[
+            ("__vdso_clock_gettime", "LINUX_4.15"),
+            ("__vdso_clock_getres", "LINUX_4.15"),
+            ("__vdso_gettimeofday", "LINUX_4.15"),
+            ("__vdso_getcpu", "LINUX_4.15"),
+            ("__vdso_getrandom", "LINUX_4.15"),
+            ("__vdso_flush_icache", "LINUX_4.15"),
+            ("__vdso_riscv_hwprobe", "LINUX_4.15"),
+            ("__vdso_rt_sigreturn", "LINUX_4.15"),
+        ],
+    },
 ];
 
 /// Every fixture, QEMU's and the kernels'.

@@ -56,6 +56,20 @@ pub const REQUIREMENTS: &[(&str, &str)] = &[
     ),
     ("bits64", "a 64-bit process (2 GiB buffers)"),
     ("openssl", "the openssl command"),
+    (
+        "ptrace",
+        "ptrace(2) may trace a child: the launcher that starts a program without \
+         AT_SYSINFO_EHDR (x86 only; not under QEMU user mode)",
+    ),
+    (
+        "musl",
+        "x86-64 musl: musl-gcc (Debian's musl-tools) and Rust's x86_64-unknown-linux-musl \
+         standard library",
+    ),
+    (
+        "static-libc",
+        "the C library's static archive (libc.a), for -static and -static-pie programs",
+    ),
 ];
 
 /// Whether `VDSOTIME_REQUIRE` names `requirement`. Panics on a name that is not in
