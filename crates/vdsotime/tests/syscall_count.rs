@@ -27,8 +27,11 @@ fn count_syscalls(case: &str, prefix: &[&str]) -> usize {
 
 /// [`count_syscalls`] of the system calls `trace` names (an strace `-e` expression).
 fn count_traced(case: &str, prefix: &[&str], trace: &str) -> usize {
+    // A log of its own for every run: tests run in parallel, and several trace one case.
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let log = std::env::temp_dir().join(format!(
-        "vdsotime-strace-{}-{}",
+        "vdsotime-strace-{}-{run}-{}",
         std::process::id(),
         case.replace('/', "-")
     ));
