@@ -234,14 +234,14 @@ fn raw_now() -> Result<i128, String> {
 }
 
 /// Page faults (minor and major) this process has taken so far.
-fn page_faults() -> Result<i64, String> {
+fn page_faults() -> Result<libc::c_long, String> {
     // SAFETY: an all-zero `rusage` is a valid value of the plain C struct.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `usage` is writable.
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
         return Err(format!("getrusage: {}", std::io::Error::last_os_error()));
     }
-    Ok(i64::from(usage.ru_minflt) + i64::from(usage.ru_majflt))
+    Ok(usage.ru_minflt + usage.ru_majflt)
 }
 
 /// Makes `path`'s first call; `Err` if it failed.
