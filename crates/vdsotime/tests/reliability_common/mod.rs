@@ -5,6 +5,7 @@
 
 pub mod consistency;
 pub mod elf64;
+pub mod fork;
 pub mod signals;
 
 use std::path::PathBuf;
