@@ -6,9 +6,19 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::Duration;
 
 mod compiler;
 pub use compiler::c_compiler;
+
+/// The core's runner of test processes: a time limit that kills the whole process group.
+#[allow(clippy::duplicate_mod)] // c_random.rs has the core's getrandom_common too
+#[path = "../../../vdsotime/tests/support/process.rs"]
+pub mod process;
+
+/// The limit for one program (a compiler, a C test program): far above what any takes,
+/// also under an emulator.
+pub const LIMIT: Duration = Duration::from_secs(300);
 
 /// Where cargo put the library this test run was built with: target/<profile>/deps, the
 /// directory of the test executable (`cargo test` builds the library there and does not copy
@@ -43,11 +53,9 @@ pub fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Runs a command, panicking with its output if it fails.
+/// Runs a command, panicking with its output if it fails or outlives [`LIMIT`].
 pub fn run_ok(cmd: &mut Command) -> Output {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let out = process::output(cmd, LIMIT);
     assert!(
         out.status.success(),
         "{cmd:?} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
@@ -75,11 +83,13 @@ pub fn install(prefix: &Path) {
 /// has it, else through a reader of the few .pc features install.sh writes.
 pub fn pkg_config(prefix: &Path, package: &str) -> Vec<String> {
     let pc_dir = prefix.join("lib/pkgconfig");
-    let via_tool = Command::new("pkg-config")
-        .args(["--cflags", "--libs", package])
-        .env("PKG_CONFIG_PATH", &pc_dir)
-        .env("PKG_CONFIG_LIBDIR", &pc_dir)
-        .output();
+    let via_tool = process::run(
+        Command::new("pkg-config")
+            .args(["--cflags", "--libs", package])
+            .env("PKG_CONFIG_PATH", &pc_dir)
+            .env("PKG_CONFIG_LIBDIR", &pc_dir),
+        LIMIT,
+    );
     match via_tool {
         Ok(out) => {
             assert!(
@@ -93,7 +103,8 @@ pub fn pkg_config(prefix: &Path, package: &str) -> Vec<String> {
                 .map(String::from)
                 .collect()
         }
-        Err(_) => read_pc(&pc_dir.join(format!("{package}.pc"))),
+        Err(process::Error::Spawn(_)) => read_pc(&pc_dir.join(format!("{package}.pc"))),
+        Err(hung) => panic!("{hung}"),
     }
 }
 

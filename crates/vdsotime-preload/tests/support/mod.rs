@@ -1,5 +1,6 @@
 //! Shared by the preload tests: where cargo put libvdsotime_preload.so, compiling C programs
-//! with the machine's `cc`, and running programs with and without the preload, with a timeout.
+//! with the machine's `cc`, and running programs with and without the preload, with a timeout
+//! (the core's `tests/support/process.rs`).
 
 #![allow(dead_code)]
 
@@ -8,14 +9,19 @@
 #[path = "../../../vdsotime/tests/support/skip.rs"]
 pub mod skip;
 
-use std::fs::{self, File};
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[path = "../../../vdsotime-c/tests/support/compiler.rs"]
 mod compiler;
 pub use compiler::c_compiler;
+
+/// The core's runner of test processes: a time limit that kills the whole process group.
+#[allow(clippy::duplicate_mod)] // preload_random.rs has the core's getrandom_common too
+#[path = "../../../vdsotime/tests/support/process.rs"]
+pub mod process;
 
 /// target/<profile>/deps, the directory of the test executable, where `cargo test` builds the
 /// library (it does not copy it up to target/<profile>, which may hold an older build).
@@ -51,14 +57,15 @@ pub fn scratch(name: &str) -> PathBuf {
 
 /// Compiles C `sources` into `output`.
 pub fn cc(sources: &[PathBuf], output: &Path, flags: &[&str]) {
-    let out = c_compiler()
-        .args(["-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror"])
-        .args(sources)
-        .arg("-o")
-        .arg(output)
-        .args(flags)
-        .output()
-        .expect("run cc");
+    let out = process::output(
+        c_compiler()
+            .args(["-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror"])
+            .args(sources)
+            .arg("-o")
+            .arg(output)
+            .args(flags),
+        Duration::from_secs(300),
+    );
     assert!(
         out.status.success(),
         "cc failed:\n{}",
@@ -74,35 +81,24 @@ pub struct Run {
     pub stderr: String,
 }
 
-/// Runs `cmd` with its output in files under `dir` (no pipe to fill up), killing it after
-/// `limit`; a timeout fails the test.
+/// Runs `cmd` with its output in files under `dir`, in a process group of its own, killing
+/// the group after `limit`; a timeout fails the test with the program's output so far.
 pub fn run(cmd: &mut Command, dir: &Path, limit: Duration) -> Run {
-    let (out_path, err_path) = (dir.join("stdout"), dir.join("stderr"));
-    cmd.stdout(File::create(&out_path).expect("stdout file"))
-        .stderr(File::create(&err_path).expect("stderr file"))
-        .stdin(std::process::Stdio::null());
-    let mut child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "{cmd:?} did not finish within {limit:?} (deadlock?)\n--- stderr\n{}",
-                fs::read_to_string(&err_path).unwrap_or_default()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(5));
+    let file = |name| {
+        fs::File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(dir.join(name))
+            .unwrap_or_else(|e| panic!("{name} file in {}: {e}", dir.display()))
     };
+    let out = process::run_to(cmd, limit, file("stdout"), file("stderr"))
+        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
     Run {
-        status,
-        stdout: fs::read_to_string(&out_path).unwrap_or_default(),
-        stderr: String::from_utf8_lossy(&fs::read(&err_path).unwrap_or_default()).into_owned(),
+        status: out.status,
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
 
