@@ -1,6 +1,6 @@
 //! Developer tasks for vdsotime, run as `cargo xtask <task>` (an alias in .cargo/config.toml).
 //!
-//! Only std: the tasks drive rustup, apt, cargo and QEMU as child processes.
+//! std and libc only: the tasks drive rustup, apt, cargo and QEMU as child processes.
 
 mod apt;
 mod binfmt;
@@ -10,6 +10,7 @@ mod debs;
 mod kernels;
 mod qemu;
 mod runner;
+mod session;
 mod targets;
 mod toolchain;
 

@@ -3,13 +3,13 @@
 use std::env;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use crate::qemu::Emulator;
+use crate::session;
 use crate::targets::Target;
 
 /// What to run and where its output goes.
@@ -118,8 +118,8 @@ fn command(run: &Run, args: &[String]) -> Command {
         cmd.env("VDSOTIME_DUMP_DIR", dir);
     }
     cmd.envs(run.env.iter().map(|(k, v)| (k, v)));
-    // A new process group, so a timeout can end cargo and the tests it started together.
-    cmd.process_group(0);
+    // A new session, so a timeout can end cargo and every process under it together.
+    session::start_new(&mut cmd);
     cmd
 }
 
@@ -169,26 +169,49 @@ fn execute(run: &Run, args: &[String]) -> Result<(), String> {
         .stderr(err)
         .spawn()
         .map_err(|e| format!("cannot start cargo: {e}"))?;
+    let sid = child.id();
     let start = Instant::now();
-    loop {
+    let result = loop {
         match child.try_wait() {
-            Ok(Some(status)) if status.success() => return Ok(()),
+            Ok(Some(status)) if status.success() => break Ok(()),
             Ok(Some(status)) => {
-                return Err(format!(
+                break Err(format!(
                     "cargo test {} exited with {status}",
                     args.join(" ")
                 ))
             }
             Ok(None) if start.elapsed() > run.timeout => {
-                // Only the group this function started: cargo and its test processes.
-                let group = format!("-{}", child.id());
-                let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+                let _ = writeln!(
+                    log_again(run),
+                    "=== xtask: timed out after {} s; the processes still running, killed:\n{}",
+                    run.timeout.as_secs(),
+                    session::describe(sid).join("\n")
+                );
+                // Only the session this function started: cargo and every process under it.
+                session::kill_all(sid);
                 let _ = child.wait();
-                return Err(format!("timed out after {} s", run.timeout.as_secs()));
+                break Err(format!("timed out after {} s", run.timeout.as_secs()));
             }
             Ok(None) => sleep(Duration::from_millis(200)),
-            Err(e) => return Err(format!("waiting for cargo: {e}")),
+            Err(e) => break Err(format!("waiting for cargo: {e}")),
         }
+    };
+    // What the tests left behind must not run on into the next target.
+    let leftovers = session::kill_all(sid);
+    if leftovers > 0 {
+        let _ = writeln!(
+            log_again(run),
+            "=== xtask: killed {leftovers} processes left running after cargo test"
+        );
+    }
+    result
+}
+
+/// The log of `run`, opened again for appending (errors go nowhere).
+fn log_again(run: &Run) -> Box<dyn Write> {
+    match OpenOptions::new().append(true).open(&run.log) {
+        Ok(file) => Box::new(file),
+        Err(_) => Box::new(std::io::sink()),
     }
 }
 
