@@ -6,9 +6,10 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::cross_c::{self, CTarget};
+use crate::repeat::Tally;
 use crate::targets::{self, Target};
 use crate::{apt, binfmt, qemu, runner, toolchain};
 
@@ -30,6 +31,10 @@ options:
   --require-all    exit non-zero when a target is UNAVAILABLE, not only on FAIL
   --skip NAME      pass `--skip NAME` to every test binary (repeatable)
   --timeout SECS   limit for each cargo test run of a target (default 300)
+  --repeat N       run the chosen targets N times (to find flaky tests and hangs): each
+                   run's results, then per target its passes, timeouts, failures and
+                   times; fails if any run failed. Logs of failed runs are kept as
+                   failed/run<K>-<target>.log under the log directory
   --list           print the targets and exit
 ";
 
@@ -45,6 +50,7 @@ struct Options {
     timeout: Duration,
     cargo_args: Vec<String>,
     skip: Vec<String>,
+    repeat: u32,
 }
 
 fn parse(args: &[String]) -> Result<Option<Options>, String> {
@@ -57,6 +63,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         timeout: Duration::from_secs(300),
         cargo_args: Vec::new(),
         skip: Vec::new(),
+        repeat: 1,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -88,6 +95,14 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 let secs = value("--timeout")?;
                 let secs: u64 = secs.parse().map_err(|_| format!("bad --timeout {secs}"))?;
                 opts.timeout = Duration::from_secs(secs);
+            }
+            "--repeat" => {
+                let n = value("--repeat")?;
+                opts.repeat = n
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| format!("bad --repeat {n}"))?;
             }
             "--list" => {
                 for t in targets::ALL {
@@ -291,6 +306,39 @@ pub fn main(args: &[String]) -> ExitCode {
         jobs.push((format!("C {}", c.triple), job));
     }
 
+    let mut tally = Tally::default();
+    let mut failed = false;
+    for round in 1..=opts.repeat {
+        if opts.repeat > 1 {
+            println!("cross run {round}/{}:", opts.repeat);
+        }
+        let start = Instant::now();
+        let (fail, unavailable) = run_all(&jobs, &opts, &root, &logs, round, &mut tally);
+        tally.end_run(start.elapsed());
+        failed |= fail > 0 || (opts.require_all && unavailable > 0);
+    }
+    if opts.repeat > 1 {
+        for line in tally.report() {
+            println!("{line}");
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Runs every job once, printing a line per job and a summary; returns how many failed
+/// and how many were unavailable.
+fn run_all(
+    jobs: &[(String, Result<Job, String>)],
+    opts: &Options,
+    root: &Path,
+    logs: &Path,
+    round: u32,
+    tally: &mut Tally,
+) -> (usize, usize) {
     let (mut pass, mut fail, mut unavailable) = (0, 0, 0);
     let mut total = runner::Counts::default();
     for (label, job) in jobs {
@@ -308,17 +356,18 @@ pub fn main(args: &[String]) -> ExitCode {
         println!("cross {label}: running ({how})...");
         let log = logs.join(format!("{}.log", label.replace(' ', "-")));
         let outcome = runner::run(&runner::Run {
-            root: &root,
+            root,
             packages: job.packages,
             target: job.target,
             emulator: job.emulator.as_ref(),
-            flags: job.flags,
+            flags: job.flags.clone(),
             dump_dir: opts.dump_dir.as_deref(),
-            env: job.env,
-            passes: job.passes,
+            env: job.env.clone(),
+            passes: job.passes.clone(),
             log: log.clone(),
             timeout: opts.timeout,
         });
+        tally.add(label, outcome.failure.as_deref(), outcome.elapsed);
         let c = outcome.counts;
         total.passed += c.passed;
         total.failed += c.failed;
@@ -342,21 +391,34 @@ pub fn main(args: &[String]) -> ExitCode {
                 for line in runner::tail(&log, 60) {
                     println!("  | {line}");
                 }
+                if opts.repeat > 1 {
+                    keep_failed_log(&log, logs, round, label);
+                }
             }
         }
     }
     println!(
         "cross summary: {} runs: {pass} PASS, {fail} FAIL, {unavailable} UNAVAILABLE (logs in {})",
-        opts.targets.len() + opts.c_targets.len(),
+        jobs.len(),
         logs.display()
     );
     println!(
         "cross: {} passed, {} failed, {} skipped",
         total.passed, total.failed, total.ignored
     );
-    if fail > 0 || (opts.require_all && unavailable > 0) {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
+    (fail, unavailable)
+}
+
+/// Keeps the log of a failed run out of the way of the next run (and of the SKIP lines
+/// `.ci/run` collects from `<logs>/*.log`).
+fn keep_failed_log(log: &Path, logs: &Path, round: u32, label: &str) {
+    let dir = logs.join("failed");
+    let kept = dir.join(format!("run{round}-{}.log", label.replace(' ', "-")));
+    match fs::create_dir_all(&dir).and_then(|()| fs::copy(log, &kept)) {
+        Ok(_) => println!(
+            "cross {label}: log of run {round} kept as {}",
+            kept.display()
+        ),
+        Err(e) => println!("cross {label}: cannot keep the log of run {round}: {e}"),
     }
 }

@@ -9,6 +9,7 @@ mod cross_c;
 mod debs;
 mod kernels;
 mod qemu;
+mod repeat;
 mod runner;
 mod session;
 mod targets;
