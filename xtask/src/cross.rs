@@ -6,12 +6,14 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::cross_c::{self, CTarget};
+use crate::cross_run::{run_all, Context, Job};
 use crate::repeat::Tally;
 use crate::targets::{self, Target};
-use crate::{apt, binfmt, qemu, runner, toolchain};
+use crate::{apt, binfmt, qemu, toolchain};
 
 pub const USAGE: &str = "\
 usage: cargo xtask cross [options] [-- <cargo test args>]
@@ -35,6 +37,8 @@ options:
                    run's results, then per target its passes, timeouts, failures and
                    times; fails if any run failed. Logs of failed runs are kept as
                    failed/run<K>-<target>.log under the log directory
+  --jobs N         targets run at once (default 1); their lines come in the order
+                   they finish
   --list           print the targets and exit
 ";
 
@@ -51,6 +55,7 @@ struct Options {
     cargo_args: Vec<String>,
     skip: Vec<String>,
     repeat: u32,
+    jobs: usize,
 }
 
 fn parse(args: &[String]) -> Result<Option<Options>, String> {
@@ -64,6 +69,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         cargo_args: Vec::new(),
         skip: Vec::new(),
         repeat: 1,
+        jobs: 1,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -103,6 +109,14 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                     .ok()
                     .filter(|&n| n > 0)
                     .ok_or_else(|| format!("bad --repeat {n}"))?;
+            }
+            "--jobs" => {
+                let n = value("--jobs")?;
+                opts.jobs = n
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| format!("bad --jobs {n}"))?;
             }
             "--list" => {
                 for t in targets::ALL {
@@ -178,16 +192,6 @@ fn install_missing(
         qemu_err = apt::install(&[qemu_pkg], log).err();
     }
     (linking_err, qemu_err)
-}
-
-/// One `cargo test` run to make: the core on a target, or the C crates on a C target.
-struct Job {
-    packages: &'static [&'static str],
-    target: Target,
-    emulator: Option<qemu::Emulator>,
-    flags: Vec<String>,
-    env: Vec<(String, String)>,
-    passes: Vec<Vec<String>>,
 }
 
 /// What a runnable target needs: its emulator (if any) and extra flags.
@@ -306,18 +310,29 @@ pub fn main(args: &[String]) -> ExitCode {
         jobs.push((format!("C {}", c.triple), job));
     }
 
-    let mut tally = Tally::default();
+    let tally = Mutex::new(Tally::default());
     let mut failed = false;
     for round in 1..=opts.repeat {
         if opts.repeat > 1 {
             println!("cross run {round}/{}:", opts.repeat);
         }
+        let cx = Context {
+            root: &root,
+            logs: &logs,
+            dump_dir: opts.dump_dir.as_deref(),
+            timeout: opts.timeout,
+            parallel: opts.jobs,
+            round,
+            repeated: opts.repeat > 1,
+        };
         let start = Instant::now();
-        let (fail, unavailable) = run_all(&jobs, &opts, &root, &logs, round, &mut tally);
-        tally.end_run(start.elapsed());
+        let (fail, unavailable) = run_all(&jobs, &cx, &tally);
+        let mut t = tally.lock().unwrap_or_else(|e| e.into_inner());
+        t.end_run(start.elapsed());
         failed |= fail > 0 || (opts.require_all && unavailable > 0);
     }
     if opts.repeat > 1 {
+        let tally = tally.into_inner().unwrap_or_else(|e| e.into_inner());
         for line in tally.report() {
             println!("{line}");
         }
@@ -326,99 +341,5 @@ pub fn main(args: &[String]) -> ExitCode {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
-    }
-}
-
-/// Runs every job once, printing a line per job and a summary; returns how many failed
-/// and how many were unavailable.
-fn run_all(
-    jobs: &[(String, Result<Job, String>)],
-    opts: &Options,
-    root: &Path,
-    logs: &Path,
-    round: u32,
-    tally: &mut Tally,
-) -> (usize, usize) {
-    let (mut pass, mut fail, mut unavailable) = (0, 0, 0);
-    let mut total = runner::Counts::default();
-    for (label, job) in jobs {
-        let job = match job {
-            Ok(job) => job,
-            Err(why) => {
-                unavailable += 1;
-                println!("cross {label}: UNAVAILABLE: {why}");
-                continue;
-            }
-        };
-        let how = job.emulator.as_ref().map_or("native".to_string(), |e| {
-            format!("{} {}", e.command, e.version)
-        });
-        println!("cross {label}: running ({how})...");
-        let log = logs.join(format!("{}.log", label.replace(' ', "-")));
-        let outcome = runner::run(&runner::Run {
-            root,
-            packages: job.packages,
-            target: job.target,
-            emulator: job.emulator.as_ref(),
-            flags: job.flags.clone(),
-            dump_dir: opts.dump_dir.as_deref(),
-            env: job.env.clone(),
-            passes: job.passes.clone(),
-            log: log.clone(),
-            timeout: opts.timeout,
-        });
-        tally.add(label, outcome.failure.as_deref(), outcome.elapsed);
-        let c = outcome.counts;
-        total.passed += c.passed;
-        total.failed += c.failed;
-        total.ignored += c.ignored;
-        let stats = format!(
-            "{how}; {} passed, {} failed, {} ignored; {} s",
-            c.passed,
-            c.failed,
-            c.ignored,
-            outcome.elapsed.as_secs()
-        );
-        match outcome.failure {
-            None => {
-                pass += 1;
-                println!("cross {label}: PASS ({stats})");
-            }
-            Some(why) => {
-                fail += 1;
-                println!("cross {label}: FAIL: {why} ({stats})");
-                println!("---- last lines of {} ----", log.display());
-                for line in runner::tail(&log, 60) {
-                    println!("  | {line}");
-                }
-                if opts.repeat > 1 {
-                    keep_failed_log(&log, logs, round, label);
-                }
-            }
-        }
-    }
-    println!(
-        "cross summary: {} runs: {pass} PASS, {fail} FAIL, {unavailable} UNAVAILABLE (logs in {})",
-        jobs.len(),
-        logs.display()
-    );
-    println!(
-        "cross: {} passed, {} failed, {} skipped",
-        total.passed, total.failed, total.ignored
-    );
-    (fail, unavailable)
-}
-
-/// Keeps the log of a failed run out of the way of the next run (and of the SKIP lines
-/// `.ci/run` collects from `<logs>/*.log`).
-fn keep_failed_log(log: &Path, logs: &Path, round: u32, label: &str) {
-    let dir = logs.join("failed");
-    let kept = dir.join(format!("run{round}-{}.log", label.replace(' ', "-")));
-    match fs::create_dir_all(&dir).and_then(|()| fs::copy(log, &kept)) {
-        Ok(_) => println!(
-            "cross {label}: log of run {round} kept as {}",
-            kept.display()
-        ),
-        Err(e) => println!("cross {label}: cannot keep the log of run {round}: {e}"),
     }
 }

@@ -6,6 +6,7 @@ mod apt;
 mod binfmt;
 mod cross;
 mod cross_c;
+mod cross_run;
 mod debs;
 mod kernels;
 mod qemu;
