@@ -171,6 +171,7 @@ fn execute(run: &Run, args: &[String]) -> Result<(), String> {
         .map_err(|e| format!("cannot start cargo: {e}"))?;
     let sid = child.id();
     let start = Instant::now();
+    let mut timed_out = false;
     let result = loop {
         match child.try_wait() {
             Ok(Some(status)) if status.success() => break Ok(()),
@@ -189,6 +190,7 @@ fn execute(run: &Run, args: &[String]) -> Result<(), String> {
                 );
                 // Only the session this function started: cargo and every process under it.
                 session::kill_all(sid);
+                timed_out = true;
                 let _ = child.wait();
                 break Err(format!("timed out after {} s", run.timeout.as_secs()));
             }
@@ -197,7 +199,7 @@ fn execute(run: &Run, args: &[String]) -> Result<(), String> {
         }
     };
     // What the tests left behind must not run on into the next target.
-    let leftovers = session::kill_all(sid);
+    let leftovers = if timed_out { 0 } else { session::kill_all(sid) };
     if leftovers > 0 {
         let _ = writeln!(
             log_again(run),
