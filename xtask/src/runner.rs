@@ -123,13 +123,20 @@ fn command(run: &Run, args: &[String]) -> Command {
     cmd
 }
 
-/// Runs every pass, their whole output in `run.log`; ends a pass after `run.timeout`.
+/// The limit for building a pass's tests, apart from `run.timeout` for running them: a
+/// build from scratch beside another target's on a busy machine is slow, not hung.
+const BUILD_LIMIT: Duration = Duration::from_secs(1800);
+
+/// Runs every pass, their whole output in `run.log`: builds its tests (`--no-run`, ended
+/// after [`BUILD_LIMIT`]), then runs them (ended after `run.timeout`).
 pub fn run(run: &Run) -> Outcome {
     let start = Instant::now();
     let _ = File::create(&run.log);
     let mut failure = None;
     for args in &run.passes {
-        if let Err(why) = execute(run, args) {
+        let result = execute(run, &build_only(args), BUILD_LIMIT)
+            .and_then(|()| execute(run, args, run.timeout));
+        if let Err(why) = result {
             failure.get_or_insert(why);
         }
     }
@@ -150,8 +157,15 @@ pub fn run(run: &Run) -> Outcome {
     }
 }
 
-/// Spawns one pass and waits; an error says why it did not succeed.
-fn execute(run: &Run, args: &[String]) -> Result<(), String> {
+/// `args` for building only: `--no-run`, without the arguments for the test binaries.
+fn build_only(args: &[String]) -> Vec<String> {
+    let mut build: Vec<String> = args.iter().take_while(|a| *a != "--").cloned().collect();
+    build.push("--no-run".to_string());
+    build
+}
+
+/// Spawns one cargo command and waits up to `limit`; an error says why it did not succeed.
+fn execute(run: &Run, args: &[String], limit: Duration) -> Result<(), String> {
     let mut log = OpenOptions::new()
         .append(true)
         .open(&run.log)
@@ -181,18 +195,18 @@ fn execute(run: &Run, args: &[String]) -> Result<(), String> {
                     args.join(" ")
                 ))
             }
-            Ok(None) if start.elapsed() > run.timeout => {
+            Ok(None) if start.elapsed() > limit => {
                 let _ = writeln!(
                     log_again(run),
                     "=== xtask: timed out after {} s; the processes still running, killed:\n{}",
-                    run.timeout.as_secs(),
+                    limit.as_secs(),
                     session::describe(sid).join("\n")
                 );
                 // Only the session this function started: cargo and every process under it.
                 session::kill_all(sid);
                 timed_out = true;
                 let _ = child.wait();
-                break Err(format!("timed out after {} s", run.timeout.as_secs()));
+                break Err(format!("timed out after {} s", limit.as_secs()));
             }
             Ok(None) => sleep(Duration::from_millis(200)),
             Err(e) => break Err(format!("waiting for cargo: {e}")),
@@ -305,5 +319,14 @@ mod tests {
             "FAILED. 3 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out",
         );
         assert_eq!((c.passed, c.failed, c.ignored), (15, 2, 1));
+    }
+
+    #[test]
+    fn the_build_step_keeps_cargos_arguments_only() {
+        let args: Vec<String> = ["--no-fail-fast", "--", "--skip", "x"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(build_only(&args), ["--no-fail-fast", "--no-run"]);
+        assert_eq!(build_only(&[]), ["--no-run"]);
     }
 }
