@@ -142,7 +142,11 @@ pub fn run_to(cmd: &mut Command, limit: Duration, out: File, err: File) -> Resul
 
 /// [`run`], panicking with the report if the program cannot start or hangs.
 pub fn output(cmd: &mut Command, limit: Duration) -> Output {
-    run(cmd, limit).unwrap_or_else(|e| panic!("{}: {e}", describe(cmd)))
+    match run(cmd, limit) {
+        Ok(out) => out,
+        Err(Error::Spawn(e)) => panic!("cannot start {}: {e}", describe(cmd)),
+        Err(hung) => panic!("{hung}"),
+    }
 }
 
 /// Waits up to `limit` for `pid`, a child of this process, then sends SIGKILL to
