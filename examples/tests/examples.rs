@@ -17,8 +17,16 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use vdsotime::{ClockId, Function};
+
+/// The core's runner of test processes: a time limit that kills the whole process group.
+#[path = "../../crates/vdsotime/tests/support/process.rs"]
+mod process;
+
+/// The limit for a nested build (vdsotime from scratch, release) or an example's run.
+const LIMIT: Duration = Duration::from_secs(600);
 
 /// A clock read by the raw system call, in nanoseconds.
 fn syscall_ns(clock: ClockId) -> i128 {
@@ -55,7 +63,7 @@ fn field<'a>(out: &'a str, key: &str) -> &'a str {
 /// Runs `program`, bracketing it with `clock` read by the syscall; its stdout and the bracket.
 fn run_bracketed(program: &Path, clock: ClockId) -> (String, i128, i128) {
     let before = syscall_ns(clock);
-    let out = Command::new(program).output().expect("run the example");
+    let out = process::output(&mut Command::new(program), LIMIT);
     let after = syscall_ns(clock);
     assert!(out.status.success(), "{program:?}: {out:?}");
     (String::from_utf8(out.stdout).expect("utf-8"), before, after)

@@ -6,11 +6,14 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use crate::cross_c::{self, CTarget};
+use crate::cross_run::{run_all, Context, Job};
+use crate::repeat::Tally;
 use crate::targets::{self, Target};
-use crate::{apt, binfmt, qemu, runner, toolchain};
+use crate::{apt, binfmt, qemu, toolchain};
 
 pub const USAGE: &str = "\
 usage: cargo xtask cross [options] [-- <cargo test args>]
@@ -29,7 +32,14 @@ options:
   --dump DIR       write each target's vDSO image to DIR/<arch>.so (VDSOTIME_DUMP_DIR)
   --require-all    exit non-zero when a target is UNAVAILABLE, not only on FAIL
   --skip NAME      pass `--skip NAME` to every test binary (repeatable)
-  --timeout SECS   limit for each cargo test run of a target (default 300)
+  --timeout SECS   limit for running each cargo test pass of a target (default 300); its
+                   build (`--no-run`, first) has a limit of its own, 1800 s
+  --repeat N       run the chosen targets N times (to find flaky tests and hangs): each
+                   run's results, then per target its passes, timeouts, failures and
+                   times; fails if any run failed. Logs of failed runs are kept as
+                   failed/run<K>-<target>.log under the log directory
+  --jobs N         targets run at once (default 1); their lines come in the order
+                   they finish
   --list           print the targets and exit
 ";
 
@@ -45,6 +55,8 @@ struct Options {
     timeout: Duration,
     cargo_args: Vec<String>,
     skip: Vec<String>,
+    repeat: u32,
+    jobs: usize,
 }
 
 fn parse(args: &[String]) -> Result<Option<Options>, String> {
@@ -57,6 +69,8 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         timeout: Duration::from_secs(300),
         cargo_args: Vec::new(),
         skip: Vec::new(),
+        repeat: 1,
+        jobs: 1,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -88,6 +102,22 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 let secs = value("--timeout")?;
                 let secs: u64 = secs.parse().map_err(|_| format!("bad --timeout {secs}"))?;
                 opts.timeout = Duration::from_secs(secs);
+            }
+            "--repeat" => {
+                let n = value("--repeat")?;
+                opts.repeat = n
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| format!("bad --repeat {n}"))?;
+            }
+            "--jobs" => {
+                let n = value("--jobs")?;
+                opts.jobs = n
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| format!("bad --jobs {n}"))?;
             }
             "--list" => {
                 for t in targets::ALL {
@@ -163,16 +193,6 @@ fn install_missing(
         qemu_err = apt::install(&[qemu_pkg], log).err();
     }
     (linking_err, qemu_err)
-}
-
-/// One `cargo test` run to make: the core on a target, or the C crates on a C target.
-struct Job {
-    packages: &'static [&'static str],
-    target: Target,
-    emulator: Option<qemu::Emulator>,
-    flags: Vec<String>,
-    env: Vec<(String, String)>,
-    passes: Vec<Vec<String>>,
 }
 
 /// What a runnable target needs: its emulator (if any) and extra flags.
@@ -291,70 +311,34 @@ pub fn main(args: &[String]) -> ExitCode {
         jobs.push((format!("C {}", c.triple), job));
     }
 
-    let (mut pass, mut fail, mut unavailable) = (0, 0, 0);
-    let mut total = runner::Counts::default();
-    for (label, job) in jobs {
-        let job = match job {
-            Ok(job) => job,
-            Err(why) => {
-                unavailable += 1;
-                println!("cross {label}: UNAVAILABLE: {why}");
-                continue;
-            }
-        };
-        let how = job.emulator.as_ref().map_or("native".to_string(), |e| {
-            format!("{} {}", e.command, e.version)
-        });
-        println!("cross {label}: running ({how})...");
-        let log = logs.join(format!("{}.log", label.replace(' ', "-")));
-        let outcome = runner::run(&runner::Run {
+    let tally = Mutex::new(Tally::default());
+    let mut failed = false;
+    for round in 1..=opts.repeat {
+        if opts.repeat > 1 {
+            println!("cross run {round}/{}:", opts.repeat);
+        }
+        let cx = Context {
             root: &root,
-            packages: job.packages,
-            target: job.target,
-            emulator: job.emulator.as_ref(),
-            flags: job.flags,
+            logs: &logs,
             dump_dir: opts.dump_dir.as_deref(),
-            env: job.env,
-            passes: job.passes,
-            log: log.clone(),
             timeout: opts.timeout,
-        });
-        let c = outcome.counts;
-        total.passed += c.passed;
-        total.failed += c.failed;
-        total.ignored += c.ignored;
-        let stats = format!(
-            "{how}; {} passed, {} failed, {} ignored; {} s",
-            c.passed,
-            c.failed,
-            c.ignored,
-            outcome.elapsed.as_secs()
-        );
-        match outcome.failure {
-            None => {
-                pass += 1;
-                println!("cross {label}: PASS ({stats})");
-            }
-            Some(why) => {
-                fail += 1;
-                println!("cross {label}: FAIL: {why} ({stats})");
-                println!("---- last lines of {} ----", log.display());
-                for line in runner::tail(&log, 60) {
-                    println!("  | {line}");
-                }
-            }
+            parallel: opts.jobs,
+            round,
+            repeated: opts.repeat > 1,
+        };
+        let start = Instant::now();
+        let (fail, unavailable) = run_all(&jobs, &cx, &tally);
+        let mut t = tally.lock().unwrap_or_else(|e| e.into_inner());
+        t.end_run(start.elapsed());
+        failed |= fail > 0 || (opts.require_all && unavailable > 0);
+    }
+    if opts.repeat > 1 {
+        let tally = tally.into_inner().unwrap_or_else(|e| e.into_inner());
+        for line in tally.report() {
+            println!("{line}");
         }
     }
-    println!(
-        "cross summary: {} runs: {pass} PASS, {fail} FAIL, {unavailable} UNAVAILABLE (logs in {})",
-        opts.targets.len() + opts.c_targets.len(),
-        logs.display()
-    );
-    println!(
-        "cross: {} passed, {} failed, {} skipped",
-        total.passed, total.failed, total.ignored
-    );
-    if fail > 0 || (opts.require_all && unavailable > 0) {
+    if failed {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

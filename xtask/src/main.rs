@@ -1,15 +1,18 @@
 //! Developer tasks for vdsotime, run as `cargo xtask <task>` (an alias in .cargo/config.toml).
 //!
-//! Only std: the tasks drive rustup, apt, cargo and QEMU as child processes.
+//! std and libc only: the tasks drive rustup, apt, cargo and QEMU as child processes.
 
 mod apt;
 mod binfmt;
 mod cross;
 mod cross_c;
+mod cross_run;
 mod debs;
 mod kernels;
 mod qemu;
+mod repeat;
 mod runner;
+mod session;
 mod targets;
 mod toolchain;
 

@@ -3,13 +3,13 @@
 use std::env;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use crate::qemu::Emulator;
+use crate::session;
 use crate::targets::Target;
 
 /// What to run and where its output goes.
@@ -118,18 +118,25 @@ fn command(run: &Run, args: &[String]) -> Command {
         cmd.env("VDSOTIME_DUMP_DIR", dir);
     }
     cmd.envs(run.env.iter().map(|(k, v)| (k, v)));
-    // A new process group, so a timeout can end cargo and the tests it started together.
-    cmd.process_group(0);
+    // A new session, so a timeout can end cargo and every process under it together.
+    session::start_new(&mut cmd);
     cmd
 }
 
-/// Runs every pass, their whole output in `run.log`; ends a pass after `run.timeout`.
+/// The limit for building a pass's tests, apart from `run.timeout` for running them: a
+/// build from scratch beside another target's on a busy machine is slow, not hung.
+const BUILD_LIMIT: Duration = Duration::from_secs(1800);
+
+/// Runs every pass, their whole output in `run.log`: builds its tests (`--no-run`, ended
+/// after [`BUILD_LIMIT`]), then runs them (ended after `run.timeout`).
 pub fn run(run: &Run) -> Outcome {
     let start = Instant::now();
     let _ = File::create(&run.log);
     let mut failure = None;
     for args in &run.passes {
-        if let Err(why) = execute(run, args) {
+        let result = execute(run, &build_only(args), BUILD_LIMIT)
+            .and_then(|()| execute(run, args, run.timeout));
+        if let Err(why) = result {
             failure.get_or_insert(why);
         }
     }
@@ -150,8 +157,15 @@ pub fn run(run: &Run) -> Outcome {
     }
 }
 
-/// Spawns one pass and waits; an error says why it did not succeed.
-fn execute(run: &Run, args: &[String]) -> Result<(), String> {
+/// `args` for building only: `--no-run`, without the arguments for the test binaries.
+fn build_only(args: &[String]) -> Vec<String> {
+    let mut build: Vec<String> = args.iter().take_while(|a| *a != "--").cloned().collect();
+    build.push("--no-run".to_string());
+    build
+}
+
+/// Spawns one cargo command and waits up to `limit`; an error says why it did not succeed.
+fn execute(run: &Run, args: &[String], limit: Duration) -> Result<(), String> {
     let mut log = OpenOptions::new()
         .append(true)
         .open(&run.log)
@@ -169,26 +183,51 @@ fn execute(run: &Run, args: &[String]) -> Result<(), String> {
         .stderr(err)
         .spawn()
         .map_err(|e| format!("cannot start cargo: {e}"))?;
+    let sid = child.id();
     let start = Instant::now();
-    loop {
+    let mut timed_out = false;
+    let result = loop {
         match child.try_wait() {
-            Ok(Some(status)) if status.success() => return Ok(()),
+            Ok(Some(status)) if status.success() => break Ok(()),
             Ok(Some(status)) => {
-                return Err(format!(
+                break Err(format!(
                     "cargo test {} exited with {status}",
                     args.join(" ")
                 ))
             }
-            Ok(None) if start.elapsed() > run.timeout => {
-                // Only the group this function started: cargo and its test processes.
-                let group = format!("-{}", child.id());
-                let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+            Ok(None) if start.elapsed() > limit => {
+                let _ = writeln!(
+                    log_again(run),
+                    "=== xtask: timed out after {} s; the processes still running, killed:\n{}",
+                    limit.as_secs(),
+                    session::describe(sid).join("\n")
+                );
+                // Only the session this function started: cargo and every process under it.
+                session::kill_all(sid);
+                timed_out = true;
                 let _ = child.wait();
-                return Err(format!("timed out after {} s", run.timeout.as_secs()));
+                break Err(format!("timed out after {} s", limit.as_secs()));
             }
             Ok(None) => sleep(Duration::from_millis(200)),
-            Err(e) => return Err(format!("waiting for cargo: {e}")),
+            Err(e) => break Err(format!("waiting for cargo: {e}")),
         }
+    };
+    // What the tests left behind must not run on into the next target.
+    let leftovers = if timed_out { 0 } else { session::kill_all(sid) };
+    if leftovers > 0 {
+        let _ = writeln!(
+            log_again(run),
+            "=== xtask: killed {leftovers} processes left running after cargo test"
+        );
+    }
+    result
+}
+
+/// The log of `run`, opened again for appending (errors go nowhere).
+fn log_again(run: &Run) -> Box<dyn Write> {
+    match OpenOptions::new().append(true).open(&run.log) {
+        Ok(file) => Box::new(file),
+        Err(_) => Box::new(std::io::sink()),
     }
 }
 
@@ -280,5 +319,14 @@ mod tests {
             "FAILED. 3 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out",
         );
         assert_eq!((c.passed, c.failed, c.ignored), (15, 2, 1));
+    }
+
+    #[test]
+    fn the_build_step_keeps_cargos_arguments_only() {
+        let args: Vec<String> = ["--no-fail-fast", "--", "--skip", "x"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(build_only(&args), ["--no-fail-fast", "--no-run"]);
+        assert_eq!(build_only(&[]), ["--no-run"]);
     }
 }

@@ -93,7 +93,7 @@ fn help_and_bad_arguments() {
             "must be an absolute path",
         ),
     ] {
-        let out = install_sh().args(args).output().expect("run install.sh");
+        let out = support::process::output(install_sh().args(args), support::LIMIT);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");

@@ -17,8 +17,9 @@ mod getrandom_common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
-use getrandom_common::{log_path, sections, skip, strace_args, strace_unusable};
+use getrandom_common::{log_path, process, sections, skip, strace_args, strace_unusable};
 
 const TEST: &str = "getrandom_fill_goes_through_vdsotime_with_the_custom_cfg";
 const CALLS: usize = 10_000;
@@ -36,12 +37,13 @@ fn profile_dir() -> PathBuf {
 fn count(probe: &Path, name: &str) -> (String, usize) {
     let log = log_path(name);
     let args = strace_args(&log);
-    let out = Command::new(&args[0])
-        .args(&args[1..])
-        .arg(probe)
-        .arg(CALLS.to_string())
-        .output()
-        .expect("run strace");
+    let out = process::output(
+        Command::new(&args[0])
+            .args(&args[1..])
+            .arg(probe)
+            .arg(CALLS.to_string()),
+        Duration::from_secs(120),
+    );
     assert!(out.status.success(), "{probe:?}: {out:?}");
     let counts = sections(&log);
     let _ = std::fs::remove_file(&log);
@@ -61,15 +63,17 @@ fn build_custom() -> PathBuf {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut rustflags = std::env::var("RUSTFLAGS").unwrap_or_default();
     rustflags.push_str(" --cfg getrandom_backend=\"custom\"");
-    let out = Command::new(cargo)
-        .args(["build", "--locked", "--offline", "-p", "vdsotime-getrandom"])
-        .args(["--example", "getrandom_probe", "--target-dir"])
-        .arg(&target_dir)
-        .env("RUSTFLAGS", rustflags.trim())
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run cargo");
+    let out = process::output(
+        Command::new(cargo)
+            .args(["build", "--locked", "--offline", "-p", "vdsotime-getrandom"])
+            .args(["--example", "getrandom_probe", "--target-dir"])
+            .arg(&target_dir)
+            .env("RUSTFLAGS", rustflags.trim())
+            .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .current_dir(env!("CARGO_MANIFEST_DIR")),
+        // A build from nothing, on a busy machine.
+        Duration::from_secs(900),
+    );
     assert!(
         out.status.success(),
         "cargo build with the custom cfg failed:\n{}",

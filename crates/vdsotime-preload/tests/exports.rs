@@ -14,10 +14,11 @@ use std::process::Command;
 mod exports;
 
 fn tool(program: &str, args: &[&str]) -> String {
-    let out = Command::new(program)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("run {program} (binutils): {e}"));
+    let out = support::process::run(
+        Command::new(program).args(args),
+        std::time::Duration::from_secs(60),
+    )
+    .unwrap_or_else(|e| panic!("run {program} (binutils): {e}"));
     assert!(out.status.success(), "{program} {args:?}: {out:?}");
     String::from_utf8(out.stdout).expect("UTF-8 output")
 }

@@ -126,11 +126,10 @@ fn python_getrandom_is_bound_to_the_preload() {
 #[test]
 fn openssl_seeds_through_the_preloads_getentropy() {
     let program = ["rand", "-hex", "16"];
-    if std::process::Command::new("openssl")
-        .arg("version")
-        .output()
-        .is_err()
-    {
+    if let Err(support::process::Error::Spawn(_)) = support::process::run(
+        std::process::Command::new("openssl").arg("version"),
+        std::time::Duration::from_secs(60),
+    ) {
         return support::skip::skip(
             "openssl_seeds_through_the_preloads_getentropy",
             "openssl",

@@ -7,6 +7,10 @@
 mod getrandom_common;
 
 use std::collections::HashSet;
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+use getrandom_common::process;
 
 use vdsotime::random::State;
 use vdsotime::GrndFlags;
@@ -37,11 +41,12 @@ fn a_forked_child_never_repeats_its_parents_bytes() {
     vdsotime::getrandom(&mut one, GrndFlags::NONE).unwrap();
     state.getrandom(&mut one, GrndFlags::NONE).unwrap();
 
-    let mut fds = [0; 2];
-    // SAFETY: `fds` has room for the two descriptors.
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // The child's blocks go to a file: a pipe would leave the parent waiting on a read
+    // if the child hung, where the file lets it time the child out.
+    let file = process::scratch_file().expect("temporary file");
+    let fd = file.as_raw_fd();
     // SAFETY: the child only draws random bytes (raw system calls and the vDSO: no
-    // locks, no allocation), writes them to the pipe and leaves with `_exit`.
+    // locks, no allocation), writes them to the file and leaves with `_exit`.
     let pid = unsafe { libc::fork() };
     assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
     if pid == 0 {
@@ -49,9 +54,8 @@ fn a_forked_child_never_repeats_its_parents_bytes() {
         let bytes = blocks.as_flattened();
         let mut done = 0;
         while done < bytes.len() {
-            // SAFETY: writes the rest of `bytes` to the pipe.
-            let n =
-                unsafe { libc::write(fds[1], bytes[done..].as_ptr().cast(), bytes.len() - done) };
+            // SAFETY: writes the rest of `bytes` to the file.
+            let n = unsafe { libc::write(fd, bytes[done..].as_ptr().cast(), bytes.len() - done) };
             if n <= 0 {
                 // SAFETY: leaving the child without running the parent's destructors.
                 unsafe { libc::_exit(2) };
@@ -61,31 +65,21 @@ fn a_forked_child_never_repeats_its_parents_bytes() {
         // SAFETY: as above.
         unsafe { libc::_exit(0) };
     }
-    // SAFETY: the parent does not write.
-    unsafe { libc::close(fds[1]) };
     let parent = draw(&mut state);
-    let mut child = vec![0u8; BLOCKS * 32];
-    let mut done = 0;
-    while done < child.len() {
-        // SAFETY: reads into the rest of `child`.
-        let n = unsafe {
-            libc::read(
-                fds[0],
-                child[done..].as_mut_ptr().cast(),
-                child.len() - done,
+    let status =
+        process::wait_or_kill(pid, pid, Duration::from_secs(60)).unwrap_or_else(|threads| {
+            panic!(
+                "the child hung: killed; its threads:\n{}",
+                threads.join("\n")
             )
-        };
-        assert!(n > 0, "the child sent {done} bytes of {}", child.len());
-        done += n as usize;
-    }
-    let mut status = 0;
-    // SAFETY: waits for our own child.
-    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-    // SAFETY: closes our end.
-    unsafe { libc::close(fds[0]) };
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "child status {status:#x}"
+        });
+    assert!(status.success(), "child: {status}");
+    let child = process::contents(&file);
+    assert_eq!(
+        child.len(),
+        BLOCKS * 32,
+        "the child wrote {} bytes",
+        child.len()
     );
 
     let child: Vec<[u8; 32]> = child

@@ -11,7 +11,7 @@ mod reliability_common;
 use std::time::Duration;
 
 use getrandom_common::{log_path, marker, sections, skip, strace_args, strace_unusable};
-use reliability_common::{child_mode, expect_no_vdso, run_child};
+use reliability_common::{child_mode, expect_no_vdso, process, run_child};
 use vdsotime::{Function, GrndFlags, Path};
 
 const TEST: &str = "getrandom_syscalls_counted_by_strace";
@@ -117,9 +117,16 @@ fn getrandom_syscalls_counted_by_strace_in_a_time_namespace() {
     if let Some(why) = strace_unusable() {
         return skip(TIMENS_TEST, "strace", why);
     }
-    let probe = std::process::Command::new("unshare")
-        .args(["--time", "--fork", "--monotonic", "1", "true"])
-        .output();
+    let probe = process::run(
+        std::process::Command::new("unshare").args([
+            "--time",
+            "--fork",
+            "--monotonic",
+            "1",
+            "true",
+        ]),
+        Duration::from_secs(60),
+    );
     match probe {
         Ok(o) if o.status.success() => {}
         Ok(o) => {
@@ -132,7 +139,10 @@ fn getrandom_syscalls_counted_by_strace_in_a_time_namespace() {
                 ),
             )
         }
-        Err(e) => return skip(TIMENS_TEST, "timens", format!("no unshare: {e}")),
+        Err(process::Error::Spawn(e)) => {
+            return skip(TIMENS_TEST, "timens", format!("no unshare: {e}"))
+        }
+        Err(hung) => panic!("{hung}"),
     }
     count(
         TIMENS_TEST,

@@ -8,7 +8,7 @@ mod reliability_common;
 use std::process::Command;
 use std::time::Duration;
 
-use reliability_common::{bracket, bracket_time, child_mode, ns, run_child, skip::skip};
+use reliability_common::{bracket, bracket_time, child_mode, ns, process, run_child, skip::skip};
 use vdsotime::{ClockId, Function, Path};
 
 const TEST: &str = "clocks_inside_a_time_namespace";
@@ -25,12 +25,15 @@ fn clocks_inside_a_time_namespace() {
         inside();
         return;
     }
-    let probe = match Command::new("unshare")
-        .args(["--time", "--fork", "--monotonic", "1", "true"])
-        .output()
-    {
+    let probe = match process::run(
+        Command::new("unshare").args(["--time", "--fork", "--monotonic", "1", "true"]),
+        Duration::from_secs(60),
+    ) {
         Ok(probe) => probe,
-        Err(e) => return skip(TEST, "timens", format_args!("cannot run unshare: {e}")),
+        Err(process::Error::Spawn(e)) => {
+            return skip(TEST, "timens", format_args!("cannot run unshare: {e}"))
+        }
+        Err(hung) => panic!("{hung}"),
     };
     if !probe.status.success() {
         let err = String::from_utf8_lossy(&probe.stderr);

@@ -13,12 +13,13 @@ const CHILD_ENV: &str = "VDSOTIME_SKIP_HELPER_CHILD";
 /// Runs `child` below in a fresh process with `VDSOTIME_REQUIRE=require`, output captured
 /// the way the harness captures a test's.
 fn run_child(require: &str) -> Output {
-    Command::new(std::env::current_exe().expect("current_exe"))
-        .args(["--exact", "child", "--test-threads=1"])
-        .env(CHILD_ENV, "1")
-        .env(support::skip::REQUIRE_ENV, require)
-        .output()
-        .expect("spawn the child test process")
+    support::process::output(
+        Command::new(std::env::current_exe().expect("current_exe"))
+            .args(["--exact", "child", "--test-threads=1"])
+            .env(CHILD_ENV, "1")
+            .env(support::skip::REQUIRE_ENV, require),
+        support::child::LIMIT,
+    )
 }
 
 #[test]

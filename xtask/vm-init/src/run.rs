@@ -1,5 +1,6 @@
 //! Running the plan: each program in a process group of its own, its output in a file on
-//! /tmp, killed with its group at the timeout; then the lines the host needs.
+//! /tmp, killed with its group at the timeout, and whatever it left running killed after it;
+//! then the lines the host needs.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -24,7 +25,10 @@ pub fn all(steps: &[Step]) {
                 timeout,
                 mode,
                 argv,
-            } => program(n, label, *timeout, *mode, argv, &env),
+            } => {
+                program(n, label, *timeout, *mode, argv, &env);
+                end_leftovers();
+            }
             Step::Hex { label, path } => match std::fs::read(path) {
                 Ok(bytes) => report::hex(label, &bytes),
                 Err(e) => report::line(&format!("error hex {label}: {path}: {e}")),
@@ -120,6 +124,18 @@ fn spawn_and_wait(
             return Ok(End::TimedOut);
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Ends whatever the program left running: tests start their children in process groups
+/// of their own, which the timeout's kill of the program's group does not reach. As PID 1
+/// this process is the only one `kill(-1)` spares.
+fn end_leftovers() {
+    // SAFETY: getpid and kill take no pointers.
+    unsafe {
+        if libc::getpid() == 1 {
+            libc::kill(-1, libc::SIGKILL);
+        }
     }
 }
 

@@ -6,19 +6,29 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::Duration;
 
 mod compiler;
 pub use compiler::{c_compiler, c_compiler_words};
 pub mod matrix;
 pub mod musl;
 
-mod process;
-pub use process::run;
+mod program;
+pub use program::run;
 
 /// The core's visible-skip helper (`SKIP <test>: <reason>`, or a failure where
 /// `VDSOTIME_REQUIRE` names the requirement).
 #[path = "../../../vdsotime/tests/support/skip.rs"]
 pub mod skip;
+
+/// The core's runner of test processes: a time limit that kills the whole process group.
+#[allow(clippy::duplicate_mod)] // c_random.rs has the core's getrandom_common too
+#[path = "../../../vdsotime/tests/support/process.rs"]
+pub mod process;
+
+/// The limit for one program (a compiler, a C test program): far above what any takes,
+/// also under an emulator.
+pub const LIMIT: Duration = Duration::from_secs(300);
 
 /// Where cargo put the library this test run was built with: target/<profile>/deps, the
 /// directory of the test executable (`cargo test` builds the library there and does not copy
@@ -53,11 +63,9 @@ pub fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Runs a command, panicking with its output if it fails.
+/// Runs a command, panicking with its output if it fails or outlives [`LIMIT`].
 pub fn run_ok(cmd: &mut Command) -> Output {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let out = process::output(cmd, LIMIT);
     assert!(
         out.status.success(),
         "{cmd:?} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
@@ -108,11 +116,12 @@ fn pkg_config_with(prefix: &Path, package: &str, static_link: bool) -> Vec<Strin
     if static_link {
         tool.arg("--static");
     }
-    let via_tool = tool
-        .args(["--cflags", "--libs", package])
-        .env("PKG_CONFIG_PATH", &pc_dir)
-        .env("PKG_CONFIG_LIBDIR", &pc_dir)
-        .output();
+    let via_tool = process::run(
+        tool.args(["--cflags", "--libs", package])
+            .env("PKG_CONFIG_PATH", &pc_dir)
+            .env("PKG_CONFIG_LIBDIR", &pc_dir),
+        LIMIT,
+    );
     match via_tool {
         Ok(out) => {
             assert!(
@@ -126,7 +135,10 @@ fn pkg_config_with(prefix: &Path, package: &str, static_link: bool) -> Vec<Strin
                 .map(String::from)
                 .collect()
         }
-        Err(_) => read_pc(&pc_dir.join(format!("{package}.pc")), static_link),
+        Err(process::Error::Spawn(_)) => {
+            read_pc(&pc_dir.join(format!("{package}.pc")), static_link)
+        }
+        Err(hung) => panic!("{hung}"),
     }
 }
 

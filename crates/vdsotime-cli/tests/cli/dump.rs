@@ -8,11 +8,10 @@ fn dump_is_an_elf_readelf_accepts() {
     let bytes = std::fs::read(&img).unwrap();
     assert_eq!(bytes.len() as u64, v["size"].as_u64().unwrap());
     assert_eq!(&bytes[..4], b"\x7fELF");
-    let re = std::process::Command::new("readelf")
-        .arg("-Ws")
-        .arg(&img)
-        .output()
-        .unwrap();
+    let re = process::output(
+        std::process::Command::new("readelf").arg("-Ws").arg(&img),
+        LIMIT,
+    );
     let out = String::from_utf8_lossy(&re.stdout);
     assert!(
         re.status.success(),
@@ -20,13 +19,12 @@ fn dump_is_an_elf_readelf_accepts() {
         String::from_utf8_lossy(&re.stderr)
     );
     assert!(out.contains(clock_gettime_symbol()), "{out}");
-    let hdr = std::process::Command::new("readelf")
-        .arg("-h")
-        .arg(&img)
-        .output()
-        .unwrap();
+    let hdr = process::output(
+        std::process::Command::new("readelf").arg("-h").arg(&img),
+        LIMIT,
+    );
     assert!(String::from_utf8_lossy(&hdr.stdout).contains("DYN"));
-    // Without -o the same bytes go to standard output (a pipe here).
+    // Without -o the same bytes go to standard output (a file here).
     let o = run(&["dump"]);
     assert!(o.status.success());
     assert_eq!(o.stdout, bytes);

@@ -50,14 +50,15 @@ fn run_line(line: &str, n: usize, path: &str) -> (i32, String) {
     let dir =
         std::env::temp_dir().join(format!("vdsotime-help-example-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch directory");
-    let out = Command::new("bash")
-        .args(["-o", "pipefail", "-c", line])
-        .current_dir(&dir)
-        .env("PATH", path)
-        .env("MANPAGER", "cat")
-        .env_remove("VDSOTIME_FAULT")
-        .output()
-        .expect("run bash");
+    let out = crate::process::output(
+        Command::new("bash")
+            .args(["-o", "pipefail", "-c", line])
+            .current_dir(&dir)
+            .env("PATH", path)
+            .env("MANPAGER", "cat")
+            .env_remove("VDSOTIME_FAULT"),
+        crate::LIMIT,
+    );
     let _ = std::fs::remove_dir_all(&dir);
     (
         out.status.code().unwrap_or(-1),
@@ -75,10 +76,11 @@ fn every_help_example_runs_as_printed() {
     let missing: Vec<&str> = ["jq", "readelf", "objdump", "man"]
         .into_iter()
         .filter(|tool| {
-            !Command::new("sh")
-                .args(["-c", &format!("command -v {tool}")])
-                .output()
-                .is_ok_and(|o| o.status.success())
+            !crate::process::run(
+                Command::new("sh").args(["-c", &format!("command -v {tool}")]),
+                crate::LIMIT,
+            )
+            .is_ok_and(|o| o.status.success())
         })
         .collect();
     let bin = Path::new(env!("CARGO_BIN_EXE_vdsotime"))

@@ -97,11 +97,12 @@ fn info_symbols_match_readelf() {
     let img = d.join("vdso.so");
     let (c, _, err) = parts(&run(&["dump", "-o", img.to_str().unwrap()]));
     assert_eq!(c, 0, "{err}");
-    let re = std::process::Command::new("readelf")
-        .args(["-W", "--dyn-syms"])
-        .arg(&img)
-        .output()
-        .unwrap();
+    let re = process::output(
+        std::process::Command::new("readelf")
+            .args(["-W", "--dyn-syms"])
+            .arg(&img),
+        LIMIT,
+    );
     let table = String::from_utf8_lossy(&re.stdout);
     let v = json(&["info"], 0);
     for s in v["vdso"]["symbols"].as_array().unwrap() {

@@ -21,8 +21,16 @@ mod timens;
 #[path = "../../../vdsotime/tests/support/skip.rs"]
 mod skip;
 
+/// The core's runner of test processes: a time limit that kills the whole process group.
+#[path = "../../../vdsotime/tests/support/process.rs"]
+mod process;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
+use std::time::Duration;
+
+/// The limit for one run of a program: far above what any takes.
+pub const LIMIT: Duration = Duration::from_secs(120);
 
 /// Runs vdsotime with `args` and extra environment variables.
 pub fn run_env(args: &[&str], env: &[(&str, &str)]) -> Output {
@@ -31,7 +39,7 @@ pub fn run_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     for (k, v) in env {
         c.env(k, v);
     }
-    c.output().expect("run vdsotime")
+    process::output(&mut c, LIMIT)
 }
 
 /// Runs vdsotime with `args`.

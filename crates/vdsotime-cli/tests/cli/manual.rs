@@ -22,19 +22,22 @@ fn subcommands() -> Vec<String> {
 
 /// `man -l FILE` rendered as plain text, or None (after a visible skip) without man.
 fn render(test: &str, page: &Path) -> Option<String> {
-    let out = Command::new("man")
-        .arg("-l")
-        .arg(page)
-        .env("MANPAGER", "cat")
-        .env("MANWIDTH", "200")
-        .output();
+    let out = crate::process::run(
+        Command::new("man")
+            .arg("-l")
+            .arg(page)
+            .env("MANPAGER", "cat")
+            .env("MANWIDTH", "200"),
+        crate::LIMIT,
+    );
     match out {
         Ok(o) if o.status.success() => Some(String::from_utf8_lossy(&o.stdout).into_owned()),
         Ok(o) => panic!("man -l {page:?}: {o:?}"),
-        Err(e) => {
+        Err(crate::process::Error::Spawn(e)) => {
             skip(test, "help-tools", format!("man: {e}"));
             None
         }
+        Err(hung) => panic!("{hung}"),
     }
 }
 
@@ -88,10 +91,7 @@ COMP_POINT=${{#COMP_LINE}}
 _vdsotime vdsotime "${{COMP_WORDS[COMP_CWORD]}}" "${{COMP_WORDS[COMP_CWORD-1]}}"
 printf '%s\n' "${{COMPREPLY[@]}}""#
     );
-    let out = Command::new("bash")
-        .args(["-c", &program])
-        .output()
-        .expect("run bash");
+    let out = crate::process::output(Command::new("bash").args(["-c", &program]), crate::LIMIT);
     assert!(out.status.success(), "{out:?}");
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -136,13 +136,14 @@ fn install_script_puts_the_tool_its_pages_and_completions_under_destdir() {
     let built = Path::new(env!("CARGO_BIN_EXE_vdsotime"))
         .parent()
         .expect("profile directory");
-    let out = Command::new("sh")
-        .arg(install_script())
-        .args(["--prefix", "/usr", "--from"])
-        .arg(built)
-        .env("DESTDIR", &stage)
-        .output()
-        .expect("run install.sh");
+    let out = crate::process::output(
+        Command::new("sh")
+            .arg(install_script())
+            .args(["--prefix", "/usr", "--from"])
+            .arg(built)
+            .env("DESTDIR", &stage),
+        crate::LIMIT,
+    );
     assert!(out.status.success(), "{out:?}");
     for file in [
         "usr/bin/vdsotime",
@@ -154,23 +155,21 @@ fn install_script_puts_the_tool_its_pages_and_completions_under_destdir() {
     ] {
         assert!(stage.join(file).is_file(), "{file} not installed: {out:?}");
     }
-    let installed = Command::new(stage.join("usr/bin/vdsotime"))
-        .arg("--version")
-        .output()
-        .expect("run the installed tool");
+    let installed = crate::process::output(
+        Command::new(stage.join("usr/bin/vdsotime")).arg("--version"),
+        crate::LIMIT,
+    );
     assert!(installed.status.success(), "{installed:?}");
-    let help = Command::new("sh")
-        .arg(install_script())
-        .arg("--help")
-        .output()
-        .expect("install.sh --help");
+    let help = crate::process::output(
+        Command::new("sh").arg(install_script()).arg("--help"),
+        crate::LIMIT,
+    );
     assert!(help.status.success(), "{help:?}");
     assert!(String::from_utf8_lossy(&help.stdout).contains("DESTDIR"));
-    let bad = Command::new("sh")
-        .arg(install_script())
-        .arg("--prefx")
-        .output()
-        .expect("install.sh --prefx");
+    let bad = crate::process::output(
+        Command::new("sh").arg(install_script()).arg("--prefx"),
+        crate::LIMIT,
+    );
     assert_eq!(bad.status.code(), Some(64), "{bad:?}");
     let _ = std::fs::remove_dir_all(&stage);
 }

@@ -10,21 +10,24 @@ use crate::*;
 /// skip of `test`, where this machine cannot make a time namespace (no privilege, kernel
 /// before 5.6, no util-linux `unshare`).
 fn in_timens(test: &str, args: &[&str]) -> Option<(i32, String, String)> {
-    let o = Command::new("unshare")
-        .args([
-            "--time",
-            "--fork",
-            "--monotonic",
-            "86400",
-            "--boottime",
-            "86400",
-        ])
-        .arg(env!("CARGO_BIN_EXE_vdsotime"))
-        .args(args)
-        .env_remove("VDSOTIME_FAULT")
-        .output();
+    let o = process::run(
+        Command::new("unshare")
+            .args([
+                "--time",
+                "--fork",
+                "--monotonic",
+                "86400",
+                "--boottime",
+                "86400",
+            ])
+            .arg(env!("CARGO_BIN_EXE_vdsotime"))
+            .args(args)
+            .env_remove("VDSOTIME_FAULT"),
+        LIMIT,
+    );
     let why = match o {
-        Err(e) => format!("cannot run unshare: {e}"),
+        Err(process::Error::Spawn(e)) => format!("cannot run unshare: {e}"),
+        Err(hung) => panic!("{hung}"),
         Ok(o) => {
             let p = parts(&o);
             if !p.2.starts_with("unshare:") {

@@ -1,5 +1,6 @@
 //! Shared by the preload tests: where cargo put libvdsotime_preload.so, compiling C programs
-//! with the machine's `cc`, and running programs with and without the preload, with a timeout.
+//! with the machine's `cc`, and running programs with and without the preload, with a timeout
+//! (the core's `tests/support/process.rs`).
 
 #![allow(dead_code)]
 
@@ -17,9 +18,14 @@ use std::time::Duration;
 mod compiler;
 pub use compiler::c_compiler;
 
-#[path = "../../../vdsotime-c/tests/support/process.rs"]
-mod process;
-pub use process::{run, Run};
+/// The core's runner of test processes: a time limit that kills the whole process group.
+#[allow(clippy::duplicate_mod)] // preload_random.rs has the core's getrandom_common too
+#[path = "../../../vdsotime/tests/support/process.rs"]
+pub mod process;
+
+#[path = "../../../vdsotime-c/tests/support/program.rs"]
+mod program;
+pub use program::{run, Run};
 
 /// target/<profile>/deps, the directory of the test executable, where `cargo test` builds the
 /// library (it does not copy it up to target/<profile>, which may hold an older build).
@@ -55,14 +61,15 @@ pub fn scratch(name: &str) -> PathBuf {
 
 /// Compiles C `sources` into `output`.
 pub fn cc(sources: &[PathBuf], output: &Path, flags: &[&str]) {
-    let out = c_compiler()
-        .args(["-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror"])
-        .args(sources)
-        .arg("-o")
-        .arg(output)
-        .args(flags)
-        .output()
-        .expect("run cc");
+    let out = process::output(
+        c_compiler()
+            .args(["-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror"])
+            .args(sources)
+            .arg("-o")
+            .arg(output)
+            .args(flags),
+        Duration::from_secs(300),
+    );
     assert!(
         out.status.success(),
         "cc failed:\n{}",

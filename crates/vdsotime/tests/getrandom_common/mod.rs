@@ -16,6 +16,10 @@ pub use visible::skip;
 mod strace;
 #[allow(unused_imports)] // not every test file counts system calls
 pub use strace::unusable as strace_unusable;
+/// Child processes with a time limit that kills their whole process group.
+#[allow(clippy::duplicate_mod)]
+#[path = "../support/process.rs"]
+pub mod process;
 
 /// `getrandom(2)` by libc's `syscall`: the reference.
 pub fn kernel(buf: &mut [u8], flags: GrndFlags) -> Result<usize, Errno> {

@@ -5,12 +5,12 @@
 
 pub mod consistency;
 pub mod elf64;
+pub mod fork;
 pub mod signals;
 
-use std::io::Read;
 use std::path::PathBuf;
-use std::process::{Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::ExitStatus;
+use std::time::Duration;
 
 use vdsotime::{ClockId, Timespec};
 
@@ -50,63 +50,20 @@ impl ChildRun {
 }
 
 /// Runs test `test_name` of this test binary again in a child process with `CHILD_ENV=mode`,
-/// optionally under `wrapper` (e.g. `unshare ...`), killing it after `timeout`.
+/// optionally under `wrapper` (e.g. `unshare ...`), killing it (with its process group)
+/// after `timeout`.
 ///
 /// Panics if the child does not finish in time: for the stress tests that means a deadlock.
 pub fn run_child(test_name: &str, mode: &str, wrapper: &[&str], timeout: Duration) -> ChildRun {
-    let exe = std::env::current_exe().expect("current_exe");
-    let test_args = [test_name, "--exact", "--nocapture", "--test-threads=1"];
-    let mut cmd = match wrapper.split_first() {
-        Some((prog, rest)) => {
-            let mut c = Command::new(prog);
-            c.args(rest).arg(&exe);
-            c
-        }
-        None => Command::new(&exe),
-    };
-    cmd.args(test_args)
-        .env(CHILD_ENV, mode)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn child test process");
-    // Drain the pipes on threads so a chatty child cannot block on a full pipe.
-    let mut out = child.stdout.take().expect("stdout");
-    let mut err = child.stderr.take().expect("stderr");
-    let out_t = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let err_t = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for child") {
-            break status;
-        }
-        if start.elapsed() > timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            let stdout = out_t.join().unwrap_or_default();
-            let stderr = err_t.join().unwrap_or_default();
-            panic!(
-                "child {test_name} ({mode}) still running after {timeout:?}: deadlock?\n\
-                 --- stdout ---\n{stdout}\n--- stderr ---\n{stderr}"
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let run = ChildRun {
-        status,
-        stdout: out_t.join().unwrap_or_default(),
-        stderr: err_t.join().unwrap_or_default(),
-    };
-    skip::relay(&run.stderr);
-    run
+    let out = child::run(
+        child::command(test_name, wrapper).env(CHILD_ENV, mode),
+        timeout,
+    );
+    ChildRun {
+        status: out.status,
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
 }
 
 /// Nanoseconds of a timespec, wide enough for any value.
@@ -150,6 +107,15 @@ pub use kernel::{clock_getres as libc_clock_getres, clock_gettime as libc_clock_
 /// Visible skips that `VDSOTIME_REQUIRE` can turn into failures.
 #[path = "../support/skip.rs"]
 pub mod skip;
+
+/// Child processes with a time limit that kills their whole process group.
+#[allow(clippy::duplicate_mod)] // a test file may have `getrandom_common` too
+#[path = "../support/process.rs"]
+pub mod process;
+
+/// Re-running this test binary as a child.
+#[path = "../support/child.rs"]
+pub mod child;
 
 /// The fixture directory with other architectures' vDSO images.
 pub fn fixture_dir() -> PathBuf {

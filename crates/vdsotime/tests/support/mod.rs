@@ -3,5 +3,6 @@
 pub mod child;
 pub mod elf_builder;
 pub mod kernel;
+pub mod process;
 pub mod skip;
 pub mod strace;

@@ -12,9 +12,10 @@ pub fn unusable() -> Option<String> {
             "strace would trace the emulator ({emulator:?}), not the guest"
         ));
     }
-    let works = std::process::Command::new("strace")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let works = super::process::run(
+        std::process::Command::new("strace").arg("-V"),
+        std::time::Duration::from_secs(60),
+    )
+    .is_ok_and(|o| o.status.success());
     (!works).then(|| "`strace -V` does not run here".to_string())
 }

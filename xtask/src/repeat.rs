@@ -1,0 +1,111 @@
+//! `cargo xtask cross --repeat N`: every target's result and time in each of N runs, and
+//! a tally per target, to find flaky tests and hangs.
+
+use std::time::Duration;
+
+/// One target's result in one run.
+#[derive(Debug)]
+struct Result {
+    failure: Option<String>,
+    elapsed: Duration,
+}
+
+/// Every result so far, per target label, in the order the targets first ran.
+#[derive(Debug, Default)]
+pub struct Tally {
+    targets: Vec<(String, Vec<Result>)>,
+    runs: Vec<Duration>,
+}
+
+impl Tally {
+    /// Records `label`'s result in the current run.
+    pub fn add(&mut self, label: &str, failure: Option<&str>, elapsed: Duration) {
+        let result = Result {
+            failure: failure.map(str::to_string),
+            elapsed,
+        };
+        match self.targets.iter_mut().find(|(l, _)| l == label) {
+            Some((_, results)) => results.push(result),
+            None => self.targets.push((label.to_string(), vec![result])),
+        }
+    }
+
+    /// Records that a whole run (every target once) took `elapsed`.
+    pub fn end_run(&mut self, elapsed: Duration) {
+        self.runs.push(elapsed);
+    }
+
+    /// The summary: each run's time, then per target its PASS count, timeouts, other
+    /// failures (with the run they happened in) and its fastest, median and slowest time.
+    pub fn report(&self) -> Vec<String> {
+        let secs = |d: &Duration| d.as_secs().to_string();
+        let mut lines = vec![format!(
+            "cross repeat: {} runs, {} s in all; each run: {} s",
+            self.runs.len(),
+            self.runs.iter().map(Duration::as_secs).sum::<u64>(),
+            self.runs.iter().map(secs).collect::<Vec<_>>().join(" ")
+        )];
+        for (label, results) in &self.targets {
+            let mut times: Vec<Duration> = results.iter().map(|r| r.elapsed).collect();
+            times.sort();
+            let passed = results.iter().filter(|r| r.failure.is_none()).count();
+            let hung = results
+                .iter()
+                .filter(|r| {
+                    r.failure
+                        .as_deref()
+                        .is_some_and(|f| f.starts_with("timed out"))
+                })
+                .count();
+            lines.push(format!(
+                "cross repeat {label}: {passed}/{} PASS, {hung} timed out, {} other failures; \
+                 {} s fastest, {} s median, {} s slowest; each run: {} s",
+                results.len(),
+                results.len() - passed - hung,
+                times.first().map_or(0, Duration::as_secs),
+                times.get(times.len() / 2).map_or(0, Duration::as_secs),
+                times.last().map_or(0, Duration::as_secs),
+                results
+                    .iter()
+                    .map(|r| secs(&r.elapsed))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ));
+            for (run, result) in results.iter().enumerate() {
+                if let Some(why) = &result.failure {
+                    lines.push(format!("  run {}: FAIL: {why}", run + 1));
+                }
+            }
+        }
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tally_counts_passes_timeouts_and_failures_per_target() {
+        let mut t = Tally::default();
+        let s = Duration::from_secs;
+        t.add("a", None, s(60));
+        t.add("b", Some("timed out after 300 s"), s(300));
+        t.end_run(s(360));
+        t.add("a", Some("1 tests failed: x"), s(58));
+        t.add("b", None, s(61));
+        t.end_run(s(119));
+        let report = t.report();
+        assert_eq!(
+            report[0],
+            "cross repeat: 2 runs, 479 s in all; each run: 360 119 s"
+        );
+        assert!(report[1].starts_with("cross repeat a: 1/2 PASS, 0 timed out, 1 other failures; 58 s fastest, 60 s median, 60 s slowest; each run: 60 58 s"), "{report:?}");
+        assert_eq!(report[2], "  run 2: FAIL: 1 tests failed: x");
+        assert!(
+            report[3].starts_with("cross repeat b: 1/2 PASS, 1 timed out, 0 other"),
+            "{report:?}"
+        );
+        assert_eq!(report[4], "  run 1: FAIL: timed out after 300 s");
+    }
+}

@@ -1,0 +1,136 @@
+//! A command in a session of its own, so that everything it starts can be found and ended.
+//!
+//! Test processes put the children they start in process groups of their own (so each
+//! test can kill its child's whole group), which takes them out of the group `cargo test`
+//! runs in; no process here leaves its session, so the session id (field 6 of
+//! `/proc/<pid>/stat`) still finds every one of them, orphans included.
+
+use std::fs;
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+use std::thread::sleep;
+use std::time::Duration;
+
+/// Makes `cmd` start a new session (and process group) whose id is its pid.
+pub fn start_new(cmd: &mut Command) {
+    // SAFETY: the closure runs in the forked child before exec and calls only setsid,
+    // which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// The live processes of session `sid`: pid and the rest of `/proc/<pid>/stat` after the
+/// command name (`state ppid pgrp session ...`).
+fn members(sid: u32) -> Vec<(u32, String)> {
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|entry| {
+        let pid: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
+        let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let fields = stat.rsplit_once(')')?.1.trim_start().to_string();
+        let mut words = fields.split_whitespace();
+        let state = words.next()?;
+        let session: u32 = words.nth(2)?.parse().ok()?;
+        // A zombie is dead already; its parent reaps it.
+        (session == sid && state != "Z").then_some((pid, fields))
+    })
+    .collect()
+}
+
+/// One line per thread of every live process of session `sid`: its command line, state
+/// and the kernel function it waits in; what a timeout report shows.
+pub fn describe(sid: u32) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (pid, _) in members(sid) {
+        let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        lines.push(format!("pid {pid}: {}", cmdline.trim_end()));
+        let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for task in tasks.filter_map(Result::ok) {
+            let dir = task.path();
+            let stat = fs::read_to_string(dir.join("stat")).unwrap_or_default();
+            let state = stat.rsplit_once(')').map_or("?", |(_, r)| r.trim_start());
+            let wchan = fs::read_to_string(dir.join("wchan")).unwrap_or_default();
+            lines.push(format!(
+                "    tid {}: {} {}",
+                task.file_name().to_string_lossy(),
+                state.split_whitespace().next().unwrap_or("?"),
+                wchan
+            ));
+        }
+    }
+    lines
+}
+
+/// Sends SIGKILL to every live process of session `sid` until none is left (or ten
+/// rounds have passed); returns how many processes it killed.
+pub fn kill_all(sid: u32) -> usize {
+    let mut killed = std::collections::BTreeSet::new();
+    for _ in 0..10 {
+        let live = members(sid);
+        if live.is_empty() {
+            break;
+        }
+        for (pid, _) in live {
+            let Ok(id) = libc::pid_t::try_from(pid) else {
+                continue;
+            };
+            // SAFETY: kill takes no pointers; `pid` was just seen in this session.
+            unsafe { libc::kill(id, libc::SIGKILL) };
+            killed.insert(pid);
+        }
+        sleep(Duration::from_millis(50));
+    }
+    killed.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Stdio;
+    use std::time::Instant;
+
+    /// The process group in a `members` line.
+    fn group(fields: &str) -> Option<u32> {
+        fields.split_whitespace().nth(2)?.parse().ok()
+    }
+
+    #[test]
+    fn kill_all_ends_the_processes_that_left_the_group() {
+        // A shell and, in a process group of its own, a perl that sleeps (perl-base is
+        // part of every Debian system).
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "perl -e 'setpgrp(0, 0); sleep 600' & sleep 600"])
+            .stdin(Stdio::null());
+        start_new(&mut cmd);
+        let mut child = cmd.spawn().expect("sh");
+        let sid = child.id();
+        let start = Instant::now();
+        while !members(sid).iter().any(|(_, f)| group(f) != Some(sid)) {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "no process left the group: {:?}",
+                describe(sid)
+            );
+            sleep(Duration::from_millis(10));
+        }
+        let report = describe(sid).join("\n");
+        assert!(
+            report.contains("perl") && report.contains("tid "),
+            "{report}"
+        );
+        assert!(kill_all(sid) >= 2, "{report}");
+        let _ = child.wait();
+        assert!(members(sid).is_empty(), "{:?}", describe(sid));
+    }
+}
