@@ -35,8 +35,9 @@ impl Tally {
         self.runs.push(elapsed);
     }
 
-    /// The summary: each run's time, then per target its PASS count, timeouts, other
-    /// failures (with the run they happened in) and its fastest, median and slowest time.
+    /// The summary: each run's time, then per target its PASS count, its timeouts (idle:
+    /// a hang; still computing: only slow), other failures (with the run they happened in)
+    /// and its fastest, median and slowest time.
     pub fn report(&self) -> Vec<String> {
         let secs = |d: &Duration| d.as_secs().to_string();
         let mut lines = vec![format!(
@@ -49,19 +50,19 @@ impl Tally {
             let mut times: Vec<Duration> = results.iter().map(|r| r.elapsed).collect();
             times.sort();
             let passed = results.iter().filter(|r| r.failure.is_none()).count();
-            let hung = results
-                .iter()
-                .filter(|r| {
-                    r.failure
-                        .as_deref()
-                        .is_some_and(|f| f.starts_with("timed out"))
-                })
-                .count();
+            let timed_out = |idle: bool| {
+                let failures = results.iter().filter_map(|r| r.failure.as_deref());
+                failures
+                    .filter(|f| f.starts_with("timed out") && f.contains("idle") == idle)
+                    .count()
+            };
+            let (hung, slow) = (timed_out(true), timed_out(false));
             lines.push(format!(
-                "cross repeat {label}: {passed}/{} PASS, {hung} timed out, {} other failures; \
+                "cross repeat {label}: {passed}/{} PASS, {hung} timed out idle (hung), {slow} \
+                 timed out still computing (slow), {} other failures; \
                  {} s fastest, {} s median, {} s slowest; each run: {} s",
                 results.len(),
-                results.len() - passed - hung,
+                results.len() - passed - hung - slow,
                 times.first().map_or(0, Duration::as_secs),
                 times.get(times.len() / 2).map_or(0, Duration::as_secs),
                 times.last().map_or(0, Duration::as_secs),
@@ -89,23 +90,28 @@ mod tests {
     fn tally_counts_passes_timeouts_and_failures_per_target() {
         let mut t = Tally::default();
         let s = Duration::from_secs;
+        let slow = "timed out after 300 s (still computing: 1.9 s of CPU in 2 s)";
         t.add("a", None, s(60));
-        t.add("b", Some("timed out after 300 s"), s(300));
-        t.end_run(s(360));
+        t.add("b", Some("timed out after 300 s (idle: hung)"), s(300));
+        t.add("c", Some(slow), s(300));
+        t.end_run(s(660));
         t.add("a", Some("1 tests failed: x"), s(58));
         t.add("b", None, s(61));
-        t.end_run(s(119));
+        t.add("c", None, s(70));
+        t.end_run(s(189));
         let report = t.report();
-        assert_eq!(
-            report[0],
-            "cross repeat: 2 runs, 479 s in all; each run: 360 119 s"
-        );
-        assert!(report[1].starts_with("cross repeat a: 1/2 PASS, 0 timed out, 1 other failures; 58 s fastest, 60 s median, 60 s slowest; each run: 60 58 s"), "{report:?}");
-        assert_eq!(report[2], "  run 2: FAIL: 1 tests failed: x");
-        assert!(
-            report[3].starts_with("cross repeat b: 1/2 PASS, 1 timed out, 0 other"),
-            "{report:?}"
-        );
-        assert_eq!(report[4], "  run 1: FAIL: timed out after 300 s");
+        let expected = [
+            "cross repeat: 2 runs, 849 s in all; each run: 660 189 s",
+            "cross repeat a: 1/2 PASS, 0 timed out idle (hung), 0 timed out still computing \
+             (slow), 1 other failures; 58 s fastest, 60 s median, 60 s slowest; each run: 60 58 s",
+            "  run 2: FAIL: 1 tests failed: x",
+            "cross repeat b: 1/2 PASS, 1 timed out idle (hung), 0 timed out still computing \
+             (slow), 0 other failures; 61 s fastest, 300 s median, 300 s slowest; each run: 300 61 s",
+            "  run 1: FAIL: timed out after 300 s (idle: hung)",
+            "cross repeat c: 1/2 PASS, 0 timed out idle (hung), 1 timed out still computing \
+             (slow), 0 other failures; 70 s fastest, 300 s median, 300 s slowest; each run: 300 70 s",
+        ];
+        assert_eq!(report[..6], expected);
+        assert_eq!(report[6], format!("  run 1: FAIL: {slow}"));
     }
 }

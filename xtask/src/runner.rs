@@ -196,9 +196,16 @@ fn execute(run: &Run, args: &[String], limit: Duration) -> Result<(), String> {
                 ))
             }
             Ok(None) if start.elapsed() > limit => {
+                // A hang computes nothing; a slow run (a busy machine) still does.
+                let cpu = session::cpu_seconds_in(sid, Duration::from_secs(2));
+                let verdict = if cpu < 0.02 {
+                    "idle: hung".to_string()
+                } else {
+                    format!("still computing: {cpu:.1} s of CPU in 2 s")
+                };
                 let _ = writeln!(
                     log_again(run),
-                    "=== xtask: timed out after {} s; the processes still running, killed:\n{}",
+                    "=== xtask: timed out after {} s ({verdict}); the processes still running, killed:\n{}",
                     limit.as_secs(),
                     session::describe(sid).join("\n")
                 );
@@ -206,7 +213,7 @@ fn execute(run: &Run, args: &[String], limit: Duration) -> Result<(), String> {
                 session::kill_all(sid);
                 timed_out = true;
                 let _ = child.wait();
-                break Err(format!("timed out after {} s", limit.as_secs()));
+                break Err(format!("timed out after {} s ({verdict})", limit.as_secs()));
             }
             Ok(None) => sleep(Duration::from_millis(200)),
             Err(e) => break Err(format!("waiting for cargo: {e}")),

@@ -45,6 +45,34 @@ fn members(sid: u32) -> Vec<(u32, String)> {
     .collect()
 }
 
+/// The CPU time the live processes of session `sid` have used so far, in clock ticks
+/// (user and system time, fields 14 and 15 of `/proc/<pid>/stat`).
+fn cpu_ticks(sid: u32) -> u64 {
+    let ticks = |fields: &str| -> u64 {
+        let mut words = fields.split_whitespace().skip(11);
+        let mut next = || {
+            words
+                .next()
+                .and_then(|w| w.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        next() + next()
+    };
+    members(sid).iter().map(|(_, fields)| ticks(fields)).sum()
+}
+
+/// Whether session `sid` is still computing: the CPU time its processes use in `window`,
+/// in seconds. A deadlock uses none; a test that is only slow (a busy machine, a slow
+/// emulator) uses about a core.
+pub fn cpu_seconds_in(sid: u32, window: Duration) -> f64 {
+    let before = cpu_ticks(sid);
+    sleep(window);
+    let used = cpu_ticks(sid).saturating_sub(before);
+    // SAFETY: sysconf takes no pointers.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1);
+    used as f64 / hz as f64
+}
+
 /// One line per thread of every live process of session `sid`: its command line, state
 /// and the kernel function it waits in; what a timeout report shows.
 pub fn describe(sid: u32) -> Vec<String> {
@@ -132,5 +160,27 @@ mod tests {
         assert!(kill_all(sid) >= 2, "{report}");
         let _ = child.wait();
         assert!(members(sid).is_empty(), "{:?}", describe(sid));
+    }
+
+    #[test]
+    fn a_waiting_session_computes_nothing_and_a_busy_one_does() {
+        let start = |script: &str| {
+            let mut cmd = Command::new("sh");
+            cmd.args(["-c", script]).stdin(Stdio::null());
+            start_new(&mut cmd);
+            cmd.spawn().expect("sh")
+        };
+        let (mut idle, mut busy) = (start("sleep 600"), start("while :; do :; done"));
+        sleep(Duration::from_millis(200));
+        let window = Duration::from_secs(1);
+        let (idle_cpu, busy_cpu) = (
+            cpu_seconds_in(idle.id(), window),
+            cpu_seconds_in(busy.id(), window),
+        );
+        kill_all(idle.id());
+        kill_all(busy.id());
+        let _ = (idle.wait(), busy.wait());
+        assert_eq!(idle_cpu, 0.0);
+        assert!(busy_cpu > 0.0, "a busy loop used no CPU");
     }
 }
