@@ -19,6 +19,7 @@ mod report;
 mod scenarios;
 mod show;
 mod table;
+mod unpack;
 mod verdict;
 
 use std::fs;
@@ -32,8 +33,9 @@ use machines::Machine;
 pub const USAGE: &str = "\
 usage: cargo xtask kernels [options]
 
-Boots Debian kernels of each architecture (the release's and the newest Debian builds)
-under qemu-system (TCG) with an initramfs of static test binaries and an init of its own;
+Boots Debian kernels of each architecture (the release's and the newest Debian builds:
+a `-newest` machine takes trixie-backports' kernel, or unstable's where the mirror does
+not serve it, and says which) under qemu-system (TCG) with an initramfs of static test binaries and an init of its own;
 inside, runs the core's test suite, `vdsotime check --duration 2`, `vdsotime info`,
 `vdsotime bench --trials 3` and `vdsotime dump`. x86_64 kernels boot again with
 clocksource=hpet, clocksource=acpi_pm, tsc=unstable and vdso=0, and every x86_64 boot runs
@@ -50,12 +52,13 @@ options:
   --require-all    exit non-zero when a machine is UNAVAILABLE, not only on FAIL
   --optional NAME  with --require-all, accept that machine being UNAVAILABLE (repeatable)
   --skip NAME      skip tests matching NAME inside the machines (repeatable)
-  --timeout SECS   limit for each test binary inside a machine (default 300)
+  --timeout SECS   limit for each test binary inside a machine (default 600)
   --jobs N         machines booted at once (default 1)
   --doctor-table FILE
                    write the doctor verdicts as a Markdown table between FILE's
                    <!-- scenarios:begin --> and <!-- scenarios:end --> lines
-  --list           print the machines and exit
+  --list           print the machines (each with its kernel's suites, in order of
+                   preference) and exit
 ";
 
 #[derive(Debug)]
@@ -80,7 +83,9 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         require_all: false,
         optional: Vec::new(),
         skip: Vec::new(),
-        per_binary: Duration::from_secs(300),
+        // s390x's getrandom_parity (a 2 GiB request through the vDSO and the system call)
+        // takes 210 s under TCG on a 2-core machine shared with other work.
+        per_binary: Duration::from_secs(600),
         jobs: 1,
         doctor_table: None,
     };
@@ -116,14 +121,16 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 }
             }
             "--list" => {
+                let codename = apt::codename().unwrap_or_else(|| "<release>".to_string());
                 for m in machines::ALL {
                     let boots: Vec<&str> = m.scenarios.iter().map(|s| s.name).collect();
                     println!(
-                        "{:26} {:32} {} {} on {}; boots: {}",
+                        "{:26} {:32} {} {} from {} on {}; boots: {}",
                         m.name,
                         m.triple,
                         m.deb_arch,
                         m.kernel_package,
+                        m.suites_text(&codename),
                         m.qemu,
                         boots.join(" ")
                     );

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::build::{self, Built};
-use super::fetch::Kernel;
+use super::fetch::{Kernel, Unbootable};
 use super::judge::{self, Expected, Judged, Truth};
 use super::machines::Machine;
 use super::scenarios::{Scenario, TIMENS};
@@ -34,7 +34,7 @@ pub struct Context<'a> {
 pub struct Ready {
     machine: Machine,
     scenario: Scenario,
-    kernel: Result<Kernel, String>,
+    kernel: Result<Kernel, Unbootable>,
     initrd: PathBuf,
     budget: Duration,
     skips: Vec<String>,
@@ -79,11 +79,13 @@ const MARGIN: Duration = Duration::from_secs(120);
 pub fn prepare_all(
     ctx: &Context,
     machines: &[Machine],
-    kernels: Vec<Result<Kernel, String>>,
+    kernels: Vec<Result<Kernel, Unbootable>>,
 ) -> Vec<Ready> {
-    let mut builds: BTreeMap<&str, Result<Built, String>> = BTreeMap::new();
+    // Not being able to build for a target is UNAVAILABLE (a linker or a standard
+    // library missing); the build failing is a failure.
+    let mut builds: BTreeMap<&str, Result<Built, Unbootable>> = BTreeMap::new();
     let objcopy = toolchain::rust_tool("rust-objcopy");
-    let boots: Vec<(&Machine, Result<Kernel, String>, Scenario)> = {
+    let boots: Vec<(&Machine, Result<Kernel, Unbootable>, Scenario)> = {
         let pairs: Vec<_> = machines.iter().zip(kernels).collect();
         let mut v = Vec::new();
         for suite in [true, false] {
@@ -112,10 +114,12 @@ pub fn prepare_all(
                 return ready;
             }
             let built = builds.entry(m.triple).or_insert_with(|| {
-                let t = m.target().ok_or("no cross target")?;
+                let unavailable = Unbootable::Unavailable;
+                let t = m.target().ok_or(unavailable("no cross target".into()))?;
                 let logs = ctx.work.join("logs");
                 let _ = fs::create_dir_all(&logs);
-                let flags = toolchain::prepare(&t, ctx.install, ctx.install_err, &logs)?;
+                let flags = toolchain::prepare(&t, ctx.install, ctx.install_err, &logs)
+                    .map_err(unavailable)?;
                 println!("kernels: building for {}...", m.triple);
                 build::build(
                     ctx.root,
@@ -123,19 +127,24 @@ pub fn prepare_all(
                     &flags,
                     &logs.join(format!("{}.build.log", m.triple)),
                 )
+                .map_err(Unbootable::Failed)
             });
             let written = built.as_ref().map_err(Clone::clone).and_then(|b| {
-                let objcopy = objcopy.as_ref().map_err(Clone::clone)?;
+                let objcopy = objcopy
+                    .as_ref()
+                    .map_err(|e| Unbootable::Unavailable(e.clone()))?;
                 let spec = payload::Spec {
                     scenario: &scenario,
                     emulator: &format!("{} (TCG, system mode)", m.qemu),
                     per_binary: ctx.per_binary,
                     extra_skips: ctx.skip,
                     require: require(m),
+                    vdso_getrandom: ready.kernel.as_ref().is_ok_and(|k| k.getrandom),
                 };
-                let p = payload::assemble(b, ctx.root, &spec, objcopy)?;
+                let p =
+                    payload::assemble(b, ctx.root, &spec, objcopy).map_err(Unbootable::Failed)?;
                 fs::write(&ready.initrd, &p.initramfs)
-                    .map_err(|e| format!("{}: {e}", ready.initrd.display()))?;
+                    .map_err(|e| Unbootable::Failed(format!("{}: {e}", ready.initrd.display())))?;
                 Ok(p)
             });
             match written {
@@ -205,25 +214,33 @@ fn one(ctx: &Context, r: &Ready) -> (Booted, String) {
         machine: m.name,
         outcome,
     };
-    let unavailable = |text: String| {
+    let unbooted = |outcome, text: String| {
         let b = Booted {
-            lines: vec![line(Outcome::Unavailable)],
+            lines: vec![line(outcome)],
             rows: Vec::new(),
         };
         (b, text)
     };
     let kernel = match &r.kernel {
         Ok(k) => k,
-        Err(why) => {
-            return unavailable(format!("{} - UNAVAILABLE: {why} ({})\n", m.triple, m.name))
+        Err(Unbootable::Unavailable(why)) => {
+            let text = format!("{} - UNAVAILABLE: {why} ({})\n", m.triple, m.name);
+            return unbooted(Outcome::Unavailable, text);
+        }
+        Err(Unbootable::Failed(why)) => {
+            let text = format!("{} - FAIL: {why} ({})\n", m.triple, m.name);
+            return unbooted(Outcome::Fail, text);
         }
     };
     if !super::runs(m.qemu) {
         let why = ctx.install_err.unwrap_or("not installed (--no-install)");
-        return unavailable(format!(
-            "{} {} UNAVAILABLE: {} missing: {why} ({})\n",
-            m.triple, kernel.release, m.qemu, m.name
-        ));
+        return unbooted(
+            Outcome::Unavailable,
+            format!(
+                "{} {} UNAVAILABLE: {} missing: {why} ({})\n",
+                m.triple, kernel.release, m.qemu, m.name
+            ),
+        );
     }
     let dir = ctx.work.join(m.name).join(r.scenario.name);
     let log = dir.join("console.log");
@@ -325,7 +342,7 @@ fn one(ctx: &Context, r: &Ready) -> (Booted, String) {
     } else {
         String::new()
     };
-    let mut stats = format!("{}; ", m.name);
+    let mut stats = format!("{}, kernel from {}; ", m.name, kernel.origin());
     if r.scenario.suite {
         let _ = write!(
             stats,
