@@ -35,12 +35,13 @@ usage: cargo xtask kernels [options]
 
 Boots Debian kernels of each architecture (the release's and the newest Debian builds:
 a `-newest` machine takes trixie-backports' kernel, or unstable's where the mirror does
-not serve it, and says which) under qemu-system (TCG) with an initramfs of static test binaries and an init of its own;
-inside, runs the core's test suite, `vdsotime check --duration 2`, `vdsotime info`,
-`vdsotime bench --trials 3` and `vdsotime dump`. x86_64 kernels boot again with
-clocksource=hpet, clocksource=acpi_pm, tsc=unstable and vdso=0, and every x86_64 boot runs
-`vdsotime doctor --json` (the default boot also inside a time namespace), whose verdict
-must match what the kernel itself says (its clocksource, a seccomp probe, its log).
+not serve it, and says which) under qemu-system (TCG) with an initramfs of static test
+binaries and an init of its own; inside, runs the core's test suite, `vdsotime check
+--duration 2`, `vdsotime info`, `vdsotime bench --trials 3` and `vdsotime dump`. x86_64
+kernels boot again with clocksource=hpet, clocksource=acpi_pm, tsc=unstable and vdso=0,
+and every x86_64 boot runs `vdsotime doctor --json` (the default boot also inside a time
+namespace), whose verdict must match what the kernel itself says (its clocksource, a
+seccomp probe, its log).
 Installs what is missing first (qemu-system from the release's backports, the linkers
 `cargo xtask cross` uses); kernels are fetched through a private apt state directory and
 cached under target/xtask-kernels/cache.
@@ -84,7 +85,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         optional: Vec::new(),
         skip: Vec::new(),
         // s390x's getrandom_parity (a 2 GiB request through the vDSO and the system call)
-        // takes 210 s under TCG on a 2-core machine shared with other work.
+        // took 210-347 s under TCG on a 2-core machine shared with other work.
         per_binary: Duration::from_secs(600),
         jobs: 1,
         doctor_table: None,
