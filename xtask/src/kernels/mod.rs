@@ -2,8 +2,8 @@
 //! every architecture, booted under qemu-system (TCG), each against its kernel's own vDSO.
 //!
 //! Steps, each timed: install what is missing (qemu-system from backports, the linkers of
-//! `cross`), fetch the kernels (cached), build every target's static binaries, boot the
-//! machines. Prints `<target> <kernel release> [scenario] PASS|FAIL|UNAVAILABLE: <reason>`
+//! `cross`), fetch the kernels (cached), then build every target's static binaries and boot
+//! the machines at once (the first machines boot while the later targets build). Prints `<target> <kernel release> [scenario] PASS|FAIL|UNAVAILABLE: <reason>`
 //! per boot, then the vDSO's symbols and versions and its speed-up over the syscall there,
 //! and where the doctor ran, its verdict against the machine's own state.
 
@@ -17,6 +17,7 @@ mod machines;
 mod payload;
 mod report;
 mod scenarios;
+mod schedule;
 mod show;
 mod table;
 mod unpack;
@@ -245,10 +246,13 @@ pub fn main(args: &[String]) -> ExitCode {
         skip: &opts.skip,
         dump_dir: opts.dump_dir.as_deref(),
     };
-    let prepared = step("build", || {
-        verdict::prepare_all(&ctx, &opts.machines, kernels)
+    let (booted, building) = step("build and boot", || {
+        schedule::build_and_boot(&ctx, &opts.machines, kernels, opts.jobs)
     });
-    let booted = step("boot", || verdict::boot_all(&ctx, prepared, opts.jobs));
+    println!(
+        "kernels: building took {} s of that (the first machines booted meanwhile)",
+        building.as_secs()
+    );
     let (mut pass, mut fail, mut unavailable, mut required_missing) = (0, 0, 0, 0);
     for line in &booted.lines {
         match line.outcome {
