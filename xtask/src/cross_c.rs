@@ -184,7 +184,9 @@ fn musl_sysroot(dir: &Path) -> Result<PathBuf, String> {
         println!("cross: musl for i386: apt-get update (private), download, unpack");
         apt.update();
         for package in ["musl:i386", "musl-dev:i386"] {
-            let deb = apt.download(package, &dir.join("debs"))?;
+            let deb = apt
+                .download(package, &dir.join("debs"))
+                .map_err(|e| e.to_string())?;
             debs::unpack(&deb, &root)?;
         }
         let _ = fs::remove_dir_all(dir.join("debs"));

@@ -5,6 +5,7 @@
 //! Used for the kernels of `cargo xtask kernels` and the i386 musl sysroot of the C runs.
 
 use std::fs;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -32,7 +33,8 @@ impl PrivateApt {
         let mut lines = String::new();
         let mut all_arches = vec!["amd64"];
         for (suite, arches) in suites {
-            let mut options = format!("arch={}", arches.join(","));
+            // The package lists only (no DEP-11 metadata the machine's apt may ask for).
+            let mut options = format!("arch={} target=Packages", arches.join(","));
             if let Some(key) = &key {
                 options.push_str(&format!(" signed-by={key}"));
             }
@@ -60,6 +62,11 @@ impl PrivateApt {
         })
     }
 
+    /// An apt command on the private state. The machine's own apt configuration is still
+    /// read (apt reads it before any `-o`), which may turn apt's binary cache off (Docker
+    /// images' `docker-clean`): every run would then parse every index again, 15 s with
+    /// six suites and seven architectures, so the cache is named here (and removed when
+    /// this value is dropped: 600 MB).
     fn command(&self, program: &str) -> Command {
         let d = self.dir.display();
         let mut cmd = Command::new(program);
@@ -67,6 +74,8 @@ impl PrivateApt {
             format!("Dir::State={d}/state"),
             format!("Dir::State::status={d}/state/status"),
             format!("Dir::Cache={d}/cache"),
+            format!("Dir::Cache::pkgcache={d}/cache/{}", BINARY_CACHES[0]),
+            format!("Dir::Cache::srcpkgcache={d}/cache/{}", BINARY_CACHES[1]),
             format!("Dir::Etc::sourcelist={d}/sources.list"),
             format!("Dir::Etc::sourceparts={d}/empty"),
             format!("Dir::Etc::parts={d}/empty"),
@@ -110,14 +119,80 @@ impl PrivateApt {
         parse_depends(&String::from_utf8_lossy(&run.stdout), packages)
     }
 
-    /// Downloads `package` (`name:arch`) into `dir`; returns the .deb.
-    pub fn download(&self, package: &str, dir: &Path) -> Result<PathBuf, String> {
-        fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    /// Downloads `package` (`name:arch`, `name:arch/suite`) into `dir`; returns the .deb,
+    /// or apt's reason, its whole output going to the log.
+    pub fn download(&self, package: &str, dir: &Path) -> Result<PathBuf, Failed> {
         let name = package.split([':', '/']).next().unwrap_or(package);
-        let mut cmd = self.command("apt-get");
-        cmd.current_dir(dir).args(["-q", "download", package]);
-        self.logged(cmd, &format!("apt-get download {package}"))?;
-        only_file(dir, &format!("{name}_"), ".deb")
+        let failed = |reason: String| Failed {
+            package: name.to_string(),
+            reason,
+            log: self.log.clone(),
+        };
+        fs::create_dir_all(dir).map_err(|e| failed(format!("{}: {e}", dir.display())))?;
+        let out = self
+            .command("apt-get")
+            .current_dir(dir)
+            .args(["-q", "download", package])
+            .output()
+            .map_err(|e| failed(format!("apt-get: {e}")))?;
+        let text = [out.stdout, out.stderr].concat();
+        fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .and_then(|mut log| log.write_all(&text))
+            .map_err(|e| failed(format!("{}: {e}", self.log.display())))?;
+        if !out.status.success() {
+            return Err(failed(apt_error(&String::from_utf8_lossy(&text))));
+        }
+        only_file(dir, &format!("{name}_"), ".deb").map_err(failed)
+    }
+}
+
+/// apt's binary caches of the indexes, in the private `cache` directory.
+const BINARY_CACHES: [&str; 2] = ["pkgcache.bin", "srcpkgcache.bin"];
+
+impl Drop for PrivateApt {
+    fn drop(&mut self) {
+        for name in BINARY_CACHES {
+            let _ = fs::remove_file(self.dir.join("cache").join(name));
+        }
+    }
+}
+
+/// A download that failed: the package, apt's reason, and the log that has the rest.
+#[derive(Debug, Clone)]
+pub struct Failed {
+    pub package: String,
+    pub reason: String,
+    pub log: PathBuf,
+}
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (package, reason, log) = (&self.package, &self.reason, self.log.display());
+        write!(f, "{package}: download failed: {reason} (see {log})")
+    }
+}
+
+/// apt's reason for a failure, from its last `E:` line, without the URL (which names
+/// the mirror): `Failed to fetch <url>  404  Not Found [IP: ...]` gives `404 Not Found`.
+fn apt_error(output: &str) -> String {
+    let Some(line) = output.lines().rev().find_map(|l| l.strip_prefix("E: ")) else {
+        return format!("failed ({} lines of output)", output.lines().count());
+    };
+    match line.strip_prefix("Failed to fetch ") {
+        Some(rest) => {
+            let words: Vec<&str> = rest
+                .split(" [IP:")
+                .next()
+                .unwrap_or(rest)
+                .split_whitespace()
+                .skip(1)
+                .collect();
+            words.join(" ")
+        }
+        None => line.trim().to_string(),
     }
 }
 
@@ -186,6 +261,18 @@ pub fn unpack(deb: &Path, dir: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn apt_errors_keep_the_reason_and_drop_the_url() {
+        let out = "Err:1 http://m.example/debian sid/main s390x linux-binary-7 s390x 7-1\n\
+                   \x20 404  Not Found [IP: 192.0.2.1 80]\n\
+                   E: Failed to fetch http://m.example/debian/pool/main/l/linux/x.deb  \
+                   404  Not Found [IP: 192.0.2.1 80]\n";
+        assert_eq!(apt_error(out), "404 Not Found");
+        let out = "Reading package lists...\nE: Can't select candidate version\n";
+        assert_eq!(apt_error(out), "Can't select candidate version");
+        assert_eq!(apt_error("a\nb\n"), "failed (2 lines of output)");
+    }
 
     #[test]
     fn depends_blocks_map_to_the_packages_asked_even_when_one_is_unknown() {

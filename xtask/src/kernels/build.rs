@@ -21,13 +21,15 @@ pub struct Built {
 /// Builds everything for `target`; cargo's output goes to `log`.
 pub fn build(root: &Path, target: &Target, flags: &[String], log: &Path) -> Result<Built, String> {
     // The tests with the environment of `cargo xtask cross`, so the binaries it built are
-    // reused (optimized where QEMU runs them); the tool always optimized, for its benchmark.
+    // reused (optimized where QEMU runs them); the tool always optimized, for its benchmark,
+    // and without debug information, which the initramfs strips anyway (a fifth of the
+    // tool's build time, which is most of this step's when `cross` built the tests).
     let optimize = target.qemu.is_some();
     let test_exes = cargo(
         root,
         target,
         flags,
-        optimize,
+        (optimize, true),
         log,
         &["test", "-p", "vdsotime", "--no-run"],
     )?;
@@ -35,7 +37,7 @@ pub fn build(root: &Path, target: &Target, flags: &[String], log: &Path) -> Resu
         root,
         target,
         flags,
-        true,
+        (true, false),
         log,
         &["build", "-p", "vdsotime-cli", "-p", "vm-init"],
     )?;
@@ -82,12 +84,14 @@ fn label(exe: &Path) -> String {
     }
 }
 
-/// Runs `cargo <args> --target T` and returns the executables it reports.
+/// Runs `cargo <args> --target T` and returns the executables it reports; `(optimize,
+/// debuginfo)` as for `cargo xtask cross`, debug information left out unless `debuginfo`
+/// (and the caller chose no setting of its own).
 fn cargo(
     root: &Path,
     target: &Target,
     flags: &[String],
-    optimize: bool,
+    (optimize, debuginfo): (bool, bool),
     log: &Path,
     args: &[&str],
 ) -> Result<Vec<PathBuf>, String> {
@@ -109,6 +113,9 @@ fn cargo(
         .stdin(Stdio::null())
         .stderr(err);
     runner::target_env(&mut cmd, target, flags, optimize);
+    if !debuginfo && std::env::var_os(NO_DEBUGINFO.0).is_none() {
+        cmd.env(NO_DEBUGINFO.0, NO_DEBUGINFO.1);
+    }
     let out = cmd.output().map_err(|e| format!("cargo: {e}"))?;
     if !out.status.success() {
         return Err(format!(
@@ -126,6 +133,9 @@ fn cargo(
         .filter_map(executable)
         .collect())
 }
+
+/// The setting that builds without debug information.
+const NO_DEBUGINFO: (&str, &str) = ("CARGO_PROFILE_DEV_DEBUG", "0");
 
 /// The `"executable":"<path>"` of one cargo JSON message, if not null.
 fn executable(line: &str) -> Option<PathBuf> {

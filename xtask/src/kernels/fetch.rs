@@ -1,14 +1,19 @@
 //! Fetching each machine's Debian kernel, through the private apt of [`crate::debs`] (the
 //! machine's own apt setup is left alone, and no host name is written anywhere).
 //!
-//! Only the kernel image is kept (`<cache>/<machine>/kernel`, with its `config`, `release`
-//! and `package` beside it); once every chosen machine has one, nothing is fetched at all.
+//! A machine's suites are tried in its order of preference: a kernel its index does not
+//! name, or whose download fails (a mirror may list files it does not serve yet), passes
+//! to the next suite, and the report says why. A package that downloads but holds no
+//! kernel is a failure, never a reason to try another suite.
+//!
+//! Only the kernel image is kept (`<cache>/<machine>/kernel`, with its `config`, `release`,
+//! `package` and `suite` beside it); once every chosen machine has one, nothing is fetched.
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-use super::machines::{Machine, Suite};
+use super::machines::Machine;
+use super::unpack::{self, CONFIG, KERNEL, RELEASE};
 use crate::apt;
 use crate::debs::PrivateApt;
 
@@ -22,12 +27,35 @@ pub struct Kernel {
     pub package: String,
     /// Its configuration builds the vDSO's getrandom.
     pub getrandom: bool,
+    /// The suite it came from, and why each suite preferred to it was not used.
+    pub suite: String,
+    pub passed_over: Vec<String>,
 }
 
-/// The files kept in a machine's cache directory.
-const KERNEL: &str = "kernel";
-const CONFIG: &str = "config";
-const RELEASE: &str = "release";
+impl Kernel {
+    /// Where the kernel came from, for the report: `sid (trixie-backports: ...)`.
+    pub fn origin(&self) -> String {
+        if self.passed_over.is_empty() {
+            self.suite.clone()
+        } else {
+            format!("{} ({})", self.suite, self.passed_over.join("; "))
+        }
+    }
+}
+
+/// Why a machine has nothing to boot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unbootable {
+    /// What it needs cannot be had here (no suite serves its kernel, a tool is missing):
+    /// the machine is UNAVAILABLE.
+    Unavailable(String),
+    /// What it needs came and is wrong (a package without a kernel, a build that fails):
+    /// the machine FAILs.
+    Failed(String),
+}
+
+/// The file that records the suite (first line) and the suites passed over (the others).
+const SUITE: &str = "suite";
 const PACKAGE: &str = "package";
 
 /// The kernel already in the cache for `m`.
@@ -40,94 +68,133 @@ pub fn cached(cache: &Path, m: &Machine) -> Option<Kernel> {
             .map(|s| s.trim().to_string())
     };
     (image.is_file()).then_some(())?;
+    // A cache written before suites were recorded: a machine of one suite says which.
+    let suite = read(SUITE).or_else(|| match m.suites {
+        [one] => Some(one.name(&apt::codename()?)),
+        _ => None,
+    })?;
+    let mut suite = suite.lines().map(str::to_string);
     Some(Kernel {
         image,
         release: read(RELEASE)?,
         package: read(PACKAGE)?,
         getrandom: exports_getrandom(&read(CONFIG)?),
+        suite: suite.next()?,
+        passed_over: suite.collect(),
     })
 }
 
-/// The Debian suite name of `suite` on a machine running `codename`.
-fn suite_name(suite: Suite, codename: &str) -> String {
-    match suite {
-        Suite::Release => codename.to_string(),
-        Suite::Backports => format!("{codename}-backports"),
-        Suite::Named(name) => name.to_string(),
-    }
-}
+/// One place a machine's kernel may come from: the machine and a suite name.
+type Candidate<'a> = (&'a Machine, String);
 
-/// The kernel of every machine in `machines`, from the cache or fetched into it; a
-/// machine's error is the reason it is UNAVAILABLE.
-pub fn kernels(cache: &Path, machines: &[Machine], log: &Path) -> Vec<Result<Kernel, String>> {
-    let missing: Vec<Machine> = machines
+/// The kernel of every machine in `machines`, from the cache or fetched into it.
+pub fn kernels(cache: &Path, machines: &[Machine], log: &Path) -> Vec<Result<Kernel, Unbootable>> {
+    let missing: Vec<&Machine> = machines
         .iter()
         .filter(|m| cached(cache, m).is_none())
-        .copied()
         .collect();
     if missing.is_empty() {
         return machines
             .iter()
-            .map(|m| cached(cache, m).ok_or_else(|| "not in the cache".to_string()))
+            .map(|m| cached(cache, m).ok_or(Unbootable::Unavailable("not in the cache".into())))
             .collect();
     }
-    let setup = apt::codename()
-        .ok_or_else(|| "no VERSION_CODENAME in /etc/os-release".to_string())
-        .and_then(|codename| {
-            let mut suites: Vec<(String, Vec<&str>)> = Vec::new();
-            for m in &missing {
-                let name = suite_name(m.suite, &codename);
-                match suites.iter_mut().find(|(s, _)| *s == name) {
-                    Some((_, arches)) if !arches.contains(&m.deb_arch) => arches.push(m.deb_arch),
-                    Some(_) => {}
-                    None => suites.push((name, vec![m.deb_arch])),
-                }
-            }
-            let apt = PrivateApt::create(&cache.join("apt"), &suites, &codename, log)?;
-            println!("kernels: apt-get update (private lists: {})", apt.arches);
-            apt.update();
-            Ok((apt, codename))
-        });
-    let resolved = match &setup {
-        Ok((apt, codename)) => resolve(apt, &missing, codename),
-        Err(e) => vec![Err(e.clone()); missing.len()],
+    let codename = apt::codename().ok_or("no VERSION_CODENAME in /etc/os-release".to_string());
+    let candidates: Vec<Candidate> = match &codename {
+        Ok(codename) => missing
+            .iter()
+            .flat_map(|m| m.suites.iter().map(|s| (*m, s.name(codename))))
+            .collect(),
+        Err(_) => Vec::new(),
     };
-    let mut resolved = missing.iter().map(|m| m.name).zip(resolved);
+    let setup = codename.and_then(|codename| {
+        let mut suites: Vec<(String, Vec<&str>)> = Vec::new();
+        for (m, name) in &candidates {
+            match suites.iter_mut().find(|(s, _)| s == name) {
+                Some((_, arches)) if !arches.contains(&m.deb_arch) => arches.push(m.deb_arch),
+                Some(_) => {}
+                None => suites.push((name.clone(), vec![m.deb_arch])),
+            }
+        }
+        let apt = PrivateApt::create(&cache.join("apt"), &suites, &codename, log)?;
+        println!("kernels: apt-get update (private lists: {})", apt.arches);
+        apt.update();
+        Ok(apt)
+    });
+    let resolved = match &setup {
+        Ok(apt) => resolve(apt, &candidates),
+        Err(_) => Vec::new(),
+    };
     machines
         .iter()
         .map(|m| {
             if let Some(k) = cached(cache, m) {
                 return Ok(k);
             }
-            let (_, packages) = resolved.find(|(name, _)| *name == m.name).ok_or("lost")?;
-            let (apt, _) = setup.as_ref().map_err(Clone::clone)?;
-            fetch(apt, &cache.join(m.name), m, &packages?)
+            let apt = setup
+                .as_ref()
+                .map_err(|e| Unbootable::Unavailable(e.clone()))?;
+            let tries = candidates
+                .iter()
+                .zip(&resolved)
+                .filter(|((c, _), _)| c.name == m.name)
+                .map(|((_, suite), packages)| (suite.as_str(), packages.clone()));
+            first_served(m.name, log, tries, |suite, packages, passed_over| {
+                fetch(apt, &cache.join(m.name), m, suite, packages, passed_over)
+            })
         })
         .collect()
 }
 
-/// The packages that hold each machine's kernel image and configuration, looked up for
-/// all machines at once (see [`PrivateApt::dependencies`]). Debian's 7.x packages split
+/// Tries each (suite, packages resolved there) in order: the first kernel `fetch` gives,
+/// with the reasons the suites before it were passed over. A suite is passed over when
+/// its index names no kernel or `fetch` says Unavailable; a Failed ends the search.
+fn first_served<'a>(
+    machine: &str,
+    log: &Path,
+    tries: impl Iterator<Item = (&'a str, Result<Vec<String>, String>)>,
+    mut fetch: impl FnMut(&str, &[String], &[String]) -> Result<Kernel, Unbootable>,
+) -> Result<Kernel, Unbootable> {
+    let mut passed_over: Vec<String> = Vec::new();
+    for (suite, packages) in tries {
+        let why = match packages {
+            Ok(packages) => match fetch(suite, &packages, &passed_over) {
+                Ok(kernel) => return Ok(kernel),
+                Err(Unbootable::Unavailable(why)) => why,
+                Err(failed) => return Err(failed),
+            },
+            Err(why) => why,
+        };
+        println!(
+            "kernels: {machine}: not from {suite}: {why} (apt's output: {})",
+            log.display()
+        );
+        passed_over.push(format!("{suite}: {why}"));
+    }
+    Err(Unbootable::Unavailable(if passed_over.is_empty() {
+        "no suite to fetch it from".to_string()
+    } else {
+        passed_over.join("; ")
+    }))
+}
+
+/// The packages that hold each candidate's kernel image and configuration, looked up for
+/// all candidates at once (see [`PrivateApt::dependencies`]). Debian's 7.x packages split
 /// the kernel: `linux-image-<ver>` then depends on `linux-binary-<ver>` (the image at
 /// `usr/lib/modules/<ver>/vmlinuz`) and `linux-base-<ver>` (its `config`), and holds
 /// nothing itself (the mirror may not even serve it); before, `linux-image-<ver>` held
 /// `boot/vmlinuz-<ver>` and `boot/config-<ver>`.
-fn resolve(
-    apt: &PrivateApt,
-    machines: &[Machine],
-    codename: &str,
-) -> Vec<Result<Vec<String>, String>> {
-    let qualified = |m: &Machine, p: &str| {
-        let suite = suite_name(m.suite, codename);
+fn resolve(apt: &PrivateApt, candidates: &[Candidate]) -> Vec<Result<Vec<String>, String>> {
+    let qualified = |(m, suite): &Candidate, p: &str| {
         if p.contains(':') {
             format!("{p}/{suite}")
         } else {
             format!("{p}:{}/{suite}", m.deb_arch)
         }
     };
-    let metas: Vec<String> = machines
+    let metas: Vec<String> = candidates
         .iter()
-        .map(|m| qualified(m, &format!("{}:{}", m.kernel_package, m.deb_arch)))
+        .map(|c| qualified(c, &format!("{}:{}", c.0.kernel_package, c.0.deb_arch)))
         .collect();
     let images: Vec<Result<String, String>> = apt
         .dependencies(&metas)
@@ -136,131 +203,76 @@ fn resolve(
         .map(|(deps, meta)| {
             deps.into_iter()
                 .find(|d| d.starts_with("linux-image-"))
-                .ok_or_else(|| format!("no linux-image-* dependency found for {meta}"))
+                .ok_or_else(|| format!("its index names no linux-image-* for {meta}"))
         })
         .collect();
-    let asked: Vec<String> = machines
+    let asked: Vec<String> = candidates
         .iter()
         .zip(&images)
-        .filter_map(|(m, i)| Some(qualified(m, i.as_ref().ok()?)))
+        .filter_map(|(c, i)| Some(qualified(c, i.as_ref().ok()?)))
         .collect();
     let mut parts = apt.dependencies(&asked).into_iter();
     images
         .into_iter()
-        .map(|image| {
+        .zip(candidates)
+        .map(|(image, c)| {
             let image = image?;
             let deps = parts.next().unwrap_or_default();
             let split: Vec<String> = ["linux-binary-", "linux-base-"]
                 .iter()
                 .filter_map(|prefix| deps.iter().find(|d| d.starts_with(prefix)).cloned())
+                .map(|p| qualified(c, &p))
                 .collect();
-            Ok(if split.len() == 2 { split } else { vec![image] })
+            Ok(if split.len() == 2 {
+                split
+            } else {
+                vec![qualified(c, &image)]
+            })
         })
         .collect()
 }
 
-/// Downloads `packages` and keeps the kernel image and configuration they hold.
-fn fetch(apt: &PrivateApt, dir: &Path, m: &Machine, packages: &[String]) -> Result<Kernel, String> {
+/// Downloads `packages` from `suite` and keeps the kernel image and configuration they
+/// hold. A download that fails makes the suite Unavailable; a package without the kernel
+/// is Failed.
+fn fetch(
+    apt: &PrivateApt,
+    dir: &Path,
+    m: &Machine,
+    suite: &str,
+    packages: &[String],
+    passed_over: &[String],
+) -> Result<Kernel, Unbootable> {
+    let failed = Unbootable::Failed;
     let _ = fs::remove_dir_all(dir);
     let mut debs = Vec::new();
     for package in packages {
         println!("kernels: {}: apt-get download {package}", m.name);
-        let deb = apt.download(package, dir)?;
-        extract(&deb, dir)?;
+        let deb = apt
+            .download(package, dir)
+            .map_err(|e| Unbootable::Unavailable(format!("{}: {}", e.package, e.reason)))?;
+        unpack::extract(&deb, dir).map_err(failed)?;
         debs.push(
             deb.file_name()
                 .map_or(package.to_string(), |n| n.to_string_lossy().into_owned()),
         );
-        fs::remove_file(&deb).map_err(|e| format!("{}: {e}", deb.display()))?;
+        fs::remove_file(&deb).map_err(|e| failed(format!("{}: {e}", deb.display())))?;
     }
     for file in [KERNEL, CONFIG, RELEASE] {
         if !dir.join(file).is_file() {
-            return Err(format!("no {file} found in {}", debs.join(", ")));
+            return Err(failed(format!("no {file} found in {}", debs.join(", "))));
         }
     }
-    fs::write(dir.join(PACKAGE), debs.join(" + "))
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
-    cached(dir.parent().unwrap_or(dir), m)
-        .ok_or_else(|| format!("{}: no kernel kept", dir.display()))
-}
-
-/// Where a kernel package keeps its image and configuration (old layout, 7.x layout).
-const MEMBERS: &[&str] = &[
-    "./boot/vmlinu*",
-    "./boot/config-*",
-    "./usr/lib/modules/*/vmlinu*",
-    "./usr/lib/modules/*/config",
-];
-
-/// Unpacks whichever of [`MEMBERS`] the package has into `dir/kernel`, `dir/config` and
-/// `dir/release` (the `uname -r` in the file or directory name).
-fn extract(deb: &Path, dir: &Path) -> Result<(), String> {
-    let tmp = dir.join("unpacked");
-    let _ = fs::remove_dir_all(&tmp);
-    fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    let mut dpkg = Command::new("dpkg-deb")
-        .arg("--fsys-tarfile")
-        .arg(deb)
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("dpkg-deb: {e}"))?;
-    let tar_in = dpkg.stdout.take().ok_or("dpkg-deb: no stdout")?;
-    // tar fails on a pattern the package lacks (each layout lacks two): what was found
-    // is checked below instead.
-    let _ = Command::new("tar")
-        .arg("-x")
-        .arg("-C")
-        .arg(&tmp)
-        .arg("--wildcards")
-        .args(MEMBERS)
-        .stdin(tar_in)
-        .stderr(Stdio::null())
-        .status()
-        .map_err(|e| format!("tar: {e}"))?;
-    let dpkg = dpkg.wait().map_err(|e| e.to_string())?;
-    if !dpkg.success() {
-        return Err(format!("unpacking {}: dpkg-deb {dpkg}", deb.display()));
-    }
-    for (from, release) in found(&tmp) {
-        let name = from.file_name().map(|n| n.to_string_lossy().into_owned());
-        let to = if name.as_deref().is_some_and(|n| n.starts_with("config")) {
-            CONFIG
-        } else {
-            fs::write(dir.join(RELEASE), &release).map_err(|e| e.to_string())?;
-            KERNEL
-        };
-        fs::rename(&from, dir.join(to)).map_err(|e| format!("{}: {e}", from.display()))?;
-    }
-    let _ = fs::remove_dir_all(&tmp);
-    Ok(())
-}
-
-/// (file, kernel release) of every image and configuration unpacked under `tmp`.
-fn found(tmp: &Path) -> Vec<(PathBuf, String)> {
-    let mut out = Vec::new();
-    let files = |d: PathBuf| -> Vec<PathBuf> {
-        fs::read_dir(d)
-            .map(|r| r.flatten().map(|e| e.path()).collect())
-            .unwrap_or_default()
+    let write = |name: &str, text: String| {
+        fs::write(dir.join(name), text).map_err(|e| failed(format!("{}: {e}", dir.display())))
     };
-    for f in files(tmp.join("boot")) {
-        let name = f.file_name().map(|n| n.to_string_lossy().into_owned());
-        let release = name.as_deref().and_then(|n| {
-            ["vmlinuz-", "vmlinux-", "config-"]
-                .iter()
-                .find_map(|p| n.strip_prefix(p))
-        });
-        if let Some(r) = release.map(str::to_string) {
-            out.push((f, r));
-        }
-    }
-    for d in files(tmp.join("usr/lib/modules")) {
-        let release = d.file_name().map(|n| n.to_string_lossy().into_owned());
-        for f in files(d) {
-            out.push((f, release.clone().unwrap_or_default()));
-        }
-    }
-    out
+    write(PACKAGE, debs.join(" + "))?;
+    write(
+        SUITE,
+        [&[suite.to_string()], passed_over].concat().join("\n"),
+    )?;
+    cached(dir.parent().unwrap_or(dir), m)
+        .ok_or_else(|| failed(format!("{}: no kernel kept", dir.display())))
 }
 
 /// Whether the kernel's configuration builds the vDSO's getrandom
@@ -275,39 +287,81 @@ pub fn exports_getrandom(config: &str) -> bool {
 mod tests {
     use super::*;
 
-    #[test]
-    fn suites_are_relative_to_the_release() {
-        assert_eq!(suite_name(Suite::Release, "bookworm"), "bookworm");
-        assert_eq!(
-            suite_name(Suite::Backports, "bookworm"),
-            "bookworm-backports"
-        );
-        assert_eq!(suite_name(Suite::Named("trixie"), "bookworm"), "trixie");
+    fn kernel(suite: &str, passed_over: &[String]) -> Kernel {
+        Kernel {
+            image: PathBuf::from("/k"),
+            release: "7.2.13+deb14-s390x".into(),
+            package: "p".into(),
+            getrandom: true,
+            suite: suite.into(),
+            passed_over: passed_over.to_vec(),
+        }
     }
 
     #[test]
-    fn both_layouts_give_image_config_and_release() {
-        let tmp = std::env::temp_dir().join(format!("xtask-fetch-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&tmp);
-        for f in ["boot/vmlinuz-6.12.1-amd64", "boot/config-6.12.1-amd64"] {
-            fs::create_dir_all(tmp.join(f).parent().unwrap()).unwrap();
-            fs::write(tmp.join(f), "x").unwrap();
-        }
-        let dir = tmp.join("usr/lib/modules/7.0.3+bpo-amd64");
-        fs::create_dir_all(&dir).unwrap();
-        fs::write(dir.join("vmlinuz"), "x").unwrap();
-        let mut got: Vec<(String, String)> = found(&tmp)
+    fn the_first_suite_that_serves_the_kernel_is_used_and_a_broken_package_fails() {
+        let pkgs = || Ok(vec!["linux-binary-7:s390x".to_string()]);
+        let tries = || {
+            [
+                ("trixie-backports", pkgs()),
+                ("sid", pkgs()),
+                ("experimental", pkgs()),
+            ]
             .into_iter()
-            .map(|(f, r)| (f.strip_prefix(&tmp).unwrap().display().to_string(), r))
-            .collect();
-        got.sort();
-        let want = [
-            ("boot/config-6.12.1-amd64", "6.12.1-amd64"),
-            ("boot/vmlinuz-6.12.1-amd64", "6.12.1-amd64"),
-            ("usr/lib/modules/7.0.3+bpo-amd64/vmlinuz", "7.0.3+bpo-amd64"),
-        ];
-        assert_eq!(got, want.map(|(a, b)| (a.to_string(), b.to_string())));
-        let _ = fs::remove_dir_all(&tmp);
+        };
+        // The preferred suite serves it: the others are not even tried.
+        let mut asked = Vec::new();
+        let k = first_served("m", Path::new("l"), tries(), |s, _, p| {
+            asked.push(s.to_string());
+            Ok(kernel(s, p))
+        })
+        .unwrap();
+        assert_eq!((k.origin().as_str(), asked.len()), ("trixie-backports", 1));
+        // Its download fails (a mirror listing files it does not serve): the next one,
+        // and the report says why.
+        let k = first_served("m", Path::new("l"), tries(), |s, _, p| match s {
+            "trixie-backports" => Err(Unbootable::Unavailable("404 Not Found".into())),
+            _ => Ok(kernel(s, p)),
+        })
+        .unwrap();
+        assert_eq!(k.origin(), "sid (trixie-backports: 404 Not Found)");
+        // Not in the index: the same.
+        let no_index = [("trixie-backports", Err("no linux-image".to_string()))];
+        let k = first_served(
+            "m",
+            Path::new("l"),
+            no_index.into_iter().chain(tries().skip(1)),
+            |s, _, p| Ok(kernel(s, p)),
+        )
+        .unwrap();
+        assert_eq!(k.origin(), "sid (trixie-backports: no linux-image)");
+        // A package that came without a kernel is a failure, not a reason to go on.
+        let mut asked = Vec::new();
+        let e = first_served("m", Path::new("l"), tries(), |s, _, _| {
+            asked.push(s.to_string());
+            Err(Unbootable::Failed("no kernel found in x.deb".into()))
+        });
+        assert_eq!(
+            e.unwrap_err(),
+            Unbootable::Failed("no kernel found in x.deb".into())
+        );
+        assert_eq!(asked, ["trixie-backports"]);
+        // Nothing served anywhere: Unavailable, with every suite's reason.
+        let e = first_served("m", Path::new("l"), tries(), |s, _, _| {
+            Err(Unbootable::Unavailable(format!("{s} down")))
+        });
+        assert_eq!(
+            e.unwrap_err(),
+            Unbootable::Unavailable(
+                "trixie-backports: trixie-backports down; sid: sid down; \
+                 experimental: experimental down"
+                    .into()
+            )
+        );
+    }
+
+    #[test]
+    fn the_configuration_says_whether_the_vdso_has_getrandom() {
         assert!(exports_getrandom("# x\nCONFIG_VDSO_GETRANDOM=y\n"));
         assert!(!exports_getrandom("# CONFIG_VDSO_GETRANDOM is not set\n"));
     }

@@ -9,8 +9,11 @@
 //!
 //! Each architecture boots the kernel of the machine's own release (bookworm) and the
 //! newest one Debian builds for it: trixie-backports', or unstable's for riscv64 (not a
-//! release architecture before trixie). The version is resolved from the suite's index at
-//! run time, so an upload that replaces it changes nothing here.
+//! release architecture before trixie). A machine names its suites in order of preference
+//! (`-newest`: trixie-backports, else unstable): a mirror may list a kernel in a suite's
+//! index and not serve its files, and the next suite is then used, the report line saying
+//! which. The version is resolved from the suite's index at run time, so an upload that
+//! replaces it changes nothing here.
 
 use super::scenarios::{Scenario, DEFAULT_ONLY, X86_64};
 use crate::targets::{self, Target};
@@ -26,6 +29,25 @@ pub enum Suite {
     Named(&'static str),
 }
 
+impl Suite {
+    /// The suite's name on a machine running the release `codename`.
+    pub fn name(self, codename: &str) -> String {
+        match self {
+            Suite::Release => codename.to_string(),
+            Suite::Backports => format!("{codename}-backports"),
+            Suite::Named(name) => name.to_string(),
+        }
+    }
+}
+
+const RELEASE: &[Suite] = &[Suite::Release];
+const BACKPORTS: &[Suite] = &[Suite::Backports];
+const TRIXIE: &[Suite] = &[Suite::Named("trixie")];
+const TRIXIE_BACKPORTS: &[Suite] = &[Suite::Named("trixie-backports")];
+const SID: &[Suite] = &[Suite::Named("sid")];
+/// The newest Debian kernel: trixie-backports', else unstable's (the `-newest` machines).
+const NEWEST: &[Suite] = &[Suite::Named("trixie-backports"), Suite::Named("sid")];
+
 /// One virtual machine to boot.
 #[derive(Debug, Clone, Copy)]
 pub struct Machine {
@@ -37,7 +59,10 @@ pub struct Machine {
     pub triple: &'static str,
     /// Debian architecture.
     pub deb_arch: &'static str,
-    pub suite: Suite,
+    /// Where the kernel comes from, in order of preference: the first suite whose index
+    /// names a kernel that downloads (a package that is not in a suite, or whose download
+    /// fails, passes to the next; one that downloads but holds no kernel fails the machine).
+    pub suites: &'static [Suite],
     /// Debian's metapackage that depends on the current kernel image package.
     pub kernel_package: &'static str,
     /// The emulator and the Debian package that ships it.
@@ -56,16 +81,168 @@ impl Machine {
     pub fn target(&self) -> Option<Target> {
         targets::find(self.triple)
     }
+
+    /// The suites, as `--list` shows them: `trixie-backports, else sid`.
+    pub fn suites_text(&self, codename: &str) -> String {
+        let names: Vec<String> = self.suites.iter().map(|s| s.name(codename)).collect();
+        names.join(", else ")
+    }
 }
 
-/// Every machine, in the order they boot.
+/// Every machine, in the order they boot: the longest boots first (under TCG: the
+/// vDSO's getrandom tests on s390x, x86_64's suite and doctor, riscv64), the short ones
+/// last, so that `--jobs` machines end close together (x86_64's scenario boots, a few
+/// seconds each, come after every default boot).
 pub const ALL: &[Machine] = &[
+    Machine {
+        name: "s390x-newest",
+        arch: "s390x",
+        triple: "s390x-unknown-linux-gnu",
+        deb_arch: "s390x",
+        suites: NEWEST,
+        kernel_package: "linux-image-s390x",
+        qemu: "qemu-system-s390x",
+        qemu_package: "qemu-system-s390x",
+        qemu_args: &["-M", "s390-ccw-virtio"],
+        console: "ttysclp0",
+        scenarios: DEFAULT_ONLY,
+    },
+    Machine {
+        name: "x86_64-trixie-backports",
+        arch: "x86_64",
+        triple: "x86_64-unknown-linux-musl",
+        deb_arch: "amd64",
+        suites: TRIXIE_BACKPORTS,
+        kernel_package: "linux-image-amd64",
+        qemu: "qemu-system-x86_64",
+        qemu_package: "qemu-system-x86",
+        qemu_args: X86_64_ARGS,
+        console: "ttyS0",
+        scenarios: X86_64,
+    },
+    Machine {
+        name: "x86_64-trixie",
+        arch: "x86_64",
+        triple: "x86_64-unknown-linux-musl",
+        deb_arch: "amd64",
+        suites: TRIXIE,
+        kernel_package: "linux-image-amd64",
+        qemu: "qemu-system-x86_64",
+        qemu_package: "qemu-system-x86",
+        qemu_args: X86_64_ARGS,
+        console: "ttyS0",
+        scenarios: X86_64,
+    },
+    Machine {
+        name: "riscv64-sid",
+        arch: "riscv64",
+        triple: "riscv64gc-unknown-linux-gnu",
+        deb_arch: "riscv64",
+        suites: SID,
+        kernel_package: "linux-image-riscv64",
+        qemu: "qemu-system-riscv64",
+        qemu_package: "qemu-system-riscv",
+        qemu_args: &["-M", "virt"],
+        console: "ttyS0",
+        scenarios: DEFAULT_ONLY,
+    },
+    Machine {
+        name: "ppc64le-newest",
+        arch: "powerpc64le",
+        triple: "powerpc64le-unknown-linux-gnu",
+        deb_arch: "ppc64el",
+        suites: NEWEST,
+        kernel_package: "linux-image-powerpc64le",
+        qemu: "qemu-system-ppc64",
+        qemu_package: "qemu-system-ppc",
+        qemu_args: &["-M", "pseries,x-vof=on", "-nodefaults"],
+        console: "hvc0",
+        scenarios: DEFAULT_ONLY,
+    },
+    Machine {
+        name: "aarch64-trixie-backports",
+        arch: "aarch64",
+        triple: "aarch64-unknown-linux-musl",
+        deb_arch: "arm64",
+        suites: TRIXIE_BACKPORTS,
+        kernel_package: "linux-image-arm64",
+        qemu: "qemu-system-aarch64",
+        qemu_package: "qemu-system-arm",
+        qemu_args: &["-M", "virt", "-cpu", "max,pauth-impdef=on"],
+        console: "ttyAMA0",
+        scenarios: DEFAULT_ONLY,
+    },
+    Machine {
+        name: "aarch64-backports",
+        arch: "aarch64",
+        triple: "aarch64-unknown-linux-musl",
+        deb_arch: "arm64",
+        suites: BACKPORTS,
+        kernel_package: "linux-image-arm64",
+        qemu: "qemu-system-aarch64",
+        qemu_package: "qemu-system-arm",
+        qemu_args: &["-M", "virt", "-cpu", "max,pauth-impdef=on"],
+        console: "ttyAMA0",
+        scenarios: DEFAULT_ONLY,
+    },
+    Machine {
+        name: "riscv64-trixie",
+        arch: "riscv64",
+        triple: "riscv64gc-unknown-linux-gnu",
+        deb_arch: "riscv64",
+        suites: TRIXIE,
+        kernel_package: "linux-image-riscv64",
+        qemu: "qemu-system-riscv64",
+        qemu_package: "qemu-system-riscv",
+        qemu_args: &["-M", "virt"],
+        console: "ttyS0",
+        scenarios: DEFAULT_ONLY,
+    },
+    Machine {
+        name: "i686-release",
+        arch: "i686",
+        triple: "i686-unknown-linux-musl",
+        deb_arch: "i386",
+        suites: RELEASE,
+        kernel_package: "linux-image-686",
+        qemu: "qemu-system-i386",
+        qemu_package: "qemu-system-x86",
+        qemu_args: &["-cpu", "max"],
+        console: "ttyS0",
+        scenarios: DEFAULT_ONLY,
+    },
+    Machine {
+        name: "s390x-release",
+        arch: "s390x",
+        triple: "s390x-unknown-linux-gnu",
+        deb_arch: "s390x",
+        suites: RELEASE,
+        kernel_package: "linux-image-s390x",
+        qemu: "qemu-system-s390x",
+        qemu_package: "qemu-system-s390x",
+        qemu_args: &["-M", "s390-ccw-virtio"],
+        console: "ttysclp0",
+        scenarios: DEFAULT_ONLY,
+    },
+    Machine {
+        name: "ppc64le-release",
+        arch: "powerpc64le",
+        triple: "powerpc64le-unknown-linux-gnu",
+        deb_arch: "ppc64el",
+        suites: RELEASE,
+        kernel_package: "linux-image-powerpc64le",
+        qemu: "qemu-system-ppc64",
+        qemu_package: "qemu-system-ppc",
+        qemu_args: &["-M", "pseries,x-vof=on", "-nodefaults"],
+        console: "hvc0",
+        scenarios: DEFAULT_ONLY,
+    },
     Machine {
         name: "aarch64-release",
         arch: "aarch64",
         triple: "aarch64-unknown-linux-musl",
         deb_arch: "arm64",
-        suite: Suite::Release,
+        suites: RELEASE,
         kernel_package: "linux-image-arm64",
         qemu: "qemu-system-aarch64",
         qemu_package: "qemu-system-arm",
@@ -76,15 +253,15 @@ pub const ALL: &[Machine] = &[
         scenarios: DEFAULT_ONLY,
     },
     Machine {
-        name: "aarch64-backports",
-        arch: "aarch64",
-        triple: "aarch64-unknown-linux-musl",
-        deb_arch: "arm64",
-        suite: Suite::Backports,
-        kernel_package: "linux-image-arm64",
-        qemu: "qemu-system-aarch64",
+        name: "armv7-newest",
+        arch: "arm",
+        triple: "armv7-unknown-linux-gnueabihf",
+        deb_arch: "armhf",
+        suites: NEWEST,
+        kernel_package: "linux-image-armmp-lpae",
+        qemu: "qemu-system-arm",
         qemu_package: "qemu-system-arm",
-        qemu_args: &["-M", "virt", "-cpu", "max,pauth-impdef=on"],
+        qemu_args: &["-M", "virt,highmem=off", "-cpu", "cortex-a15"],
         console: "ttyAMA0",
         scenarios: DEFAULT_ONLY,
     },
@@ -93,155 +270,12 @@ pub const ALL: &[Machine] = &[
         arch: "arm",
         triple: "armv7-unknown-linux-gnueabihf",
         deb_arch: "armhf",
-        suite: Suite::Release,
+        suites: RELEASE,
         kernel_package: "linux-image-armmp-lpae",
         qemu: "qemu-system-arm",
         qemu_package: "qemu-system-arm",
         qemu_args: &["-M", "virt,highmem=off", "-cpu", "cortex-a15"],
         console: "ttyAMA0",
-        scenarios: DEFAULT_ONLY,
-    },
-    Machine {
-        name: "ppc64le-release",
-        arch: "powerpc64le",
-        triple: "powerpc64le-unknown-linux-gnu",
-        deb_arch: "ppc64el",
-        suite: Suite::Release,
-        kernel_package: "linux-image-powerpc64le",
-        qemu: "qemu-system-ppc64",
-        qemu_package: "qemu-system-ppc",
-        qemu_args: &["-M", "pseries,x-vof=on", "-nodefaults"],
-        console: "hvc0",
-        scenarios: DEFAULT_ONLY,
-    },
-    Machine {
-        name: "s390x-release",
-        arch: "s390x",
-        triple: "s390x-unknown-linux-gnu",
-        deb_arch: "s390x",
-        suite: Suite::Release,
-        kernel_package: "linux-image-s390x",
-        qemu: "qemu-system-s390x",
-        qemu_package: "qemu-system-s390x",
-        qemu_args: &["-M", "s390-ccw-virtio"],
-        console: "ttysclp0",
-        scenarios: DEFAULT_ONLY,
-    },
-    Machine {
-        name: "i686-release",
-        arch: "i686",
-        triple: "i686-unknown-linux-musl",
-        deb_arch: "i386",
-        suite: Suite::Release,
-        kernel_package: "linux-image-686",
-        qemu: "qemu-system-i386",
-        qemu_package: "qemu-system-x86",
-        qemu_args: &["-cpu", "max"],
-        console: "ttyS0",
-        scenarios: DEFAULT_ONLY,
-    },
-    Machine {
-        name: "riscv64-trixie",
-        arch: "riscv64",
-        triple: "riscv64gc-unknown-linux-gnu",
-        deb_arch: "riscv64",
-        suite: Suite::Named("trixie"),
-        kernel_package: "linux-image-riscv64",
-        qemu: "qemu-system-riscv64",
-        qemu_package: "qemu-system-riscv",
-        qemu_args: &["-M", "virt"],
-        console: "ttyS0",
-        scenarios: DEFAULT_ONLY,
-    },
-    Machine {
-        name: "x86_64-trixie",
-        arch: "x86_64",
-        triple: "x86_64-unknown-linux-musl",
-        deb_arch: "amd64",
-        suite: Suite::Named("trixie"),
-        kernel_package: "linux-image-amd64",
-        qemu: "qemu-system-x86_64",
-        qemu_package: "qemu-system-x86",
-        qemu_args: X86_64_ARGS,
-        console: "ttyS0",
-        scenarios: X86_64,
-    },
-    Machine {
-        name: "x86_64-trixie-backports",
-        arch: "x86_64",
-        triple: "x86_64-unknown-linux-musl",
-        deb_arch: "amd64",
-        suite: Suite::Named("trixie-backports"),
-        kernel_package: "linux-image-amd64",
-        qemu: "qemu-system-x86_64",
-        qemu_package: "qemu-system-x86",
-        qemu_args: X86_64_ARGS,
-        console: "ttyS0",
-        scenarios: X86_64,
-    },
-    Machine {
-        name: "aarch64-trixie-backports",
-        arch: "aarch64",
-        triple: "aarch64-unknown-linux-musl",
-        deb_arch: "arm64",
-        suite: Suite::Named("trixie-backports"),
-        kernel_package: "linux-image-arm64",
-        qemu: "qemu-system-aarch64",
-        qemu_package: "qemu-system-arm",
-        qemu_args: &["-M", "virt", "-cpu", "max,pauth-impdef=on"],
-        console: "ttyAMA0",
-        scenarios: DEFAULT_ONLY,
-    },
-    Machine {
-        name: "armv7-trixie-backports",
-        arch: "arm",
-        triple: "armv7-unknown-linux-gnueabihf",
-        deb_arch: "armhf",
-        suite: Suite::Named("trixie-backports"),
-        kernel_package: "linux-image-armmp-lpae",
-        qemu: "qemu-system-arm",
-        qemu_package: "qemu-system-arm",
-        qemu_args: &["-M", "virt,highmem=off", "-cpu", "cortex-a15"],
-        console: "ttyAMA0",
-        scenarios: DEFAULT_ONLY,
-    },
-    Machine {
-        name: "ppc64le-trixie-backports",
-        arch: "powerpc64le",
-        triple: "powerpc64le-unknown-linux-gnu",
-        deb_arch: "ppc64el",
-        suite: Suite::Named("trixie-backports"),
-        kernel_package: "linux-image-powerpc64le",
-        qemu: "qemu-system-ppc64",
-        qemu_package: "qemu-system-ppc",
-        qemu_args: &["-M", "pseries,x-vof=on", "-nodefaults"],
-        console: "hvc0",
-        scenarios: DEFAULT_ONLY,
-    },
-    Machine {
-        name: "s390x-trixie-backports",
-        arch: "s390x",
-        triple: "s390x-unknown-linux-gnu",
-        deb_arch: "s390x",
-        suite: Suite::Named("trixie-backports"),
-        kernel_package: "linux-image-s390x",
-        qemu: "qemu-system-s390x",
-        qemu_package: "qemu-system-s390x",
-        qemu_args: &["-M", "s390-ccw-virtio"],
-        console: "ttysclp0",
-        scenarios: DEFAULT_ONLY,
-    },
-    Machine {
-        name: "riscv64-sid",
-        arch: "riscv64",
-        triple: "riscv64gc-unknown-linux-gnu",
-        deb_arch: "riscv64",
-        suite: Suite::Named("sid"),
-        kernel_package: "linux-image-riscv64",
-        qemu: "qemu-system-riscv64",
-        qemu_package: "qemu-system-riscv",
-        qemu_args: &["-M", "virt"],
-        console: "ttyS0",
         scenarios: DEFAULT_ONLY,
     },
 ];
@@ -272,5 +306,23 @@ mod tests {
         assert_eq!(select("x86_64-unknown-linux-musl").len(), 2);
         assert_eq!(select("s390x-release").len(), 1);
         assert!(select("mips").is_empty());
+    }
+
+    #[test]
+    fn suites_are_relative_to_the_release_and_listed_in_order() {
+        assert_eq!(Suite::Release.name("bookworm"), "bookworm");
+        assert_eq!(Suite::Backports.name("bookworm"), "bookworm-backports");
+        assert_eq!(Suite::Named("trixie").name("bookworm"), "trixie");
+        for m in ALL {
+            assert!(!m.suites.is_empty(), "{}", m.name);
+            // A `-newest` machine says so by its name; the others name their one suite.
+            if m.name.ends_with("-newest") {
+                assert_eq!(m.suites, NEWEST, "{}", m.name);
+            } else {
+                assert_eq!(m.suites.len(), 1, "{}", m.name);
+            }
+        }
+        let s390x = select("s390x-newest")[0];
+        assert_eq!(s390x.suites_text("bookworm"), "trixie-backports, else sid");
     }
 }

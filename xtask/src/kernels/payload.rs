@@ -5,8 +5,10 @@
 //!
 //! The budget: every test binary gets `--timeout` seconds, and the tests named in [`HEAVY`]
 //! are skipped inside the machines, visibly (a `SKIP` line with the reason): each takes
-//! minutes under TCG and runs natively and under QEMU user mode in CI anyway. What is left
-//! takes 50-90 s per machine under TCG (the stress test and the benchmark most of it).
+//! minutes under TCG and runs natively and under QEMU user mode in CI anyway. So are the
+//! bulk getrandom tests ([`SYSCALL_BULK`]) where the kernel's vDSO has no getrandom: there
+//! they would only test the system call again, for minutes (s390x). What is left takes
+//! 30-90 s per machine under TCG, and up to 4 min where the vDSO's getrandom is tested.
 
 use std::path::Path;
 use std::process::Command;
@@ -26,6 +28,17 @@ pub const HEAVY: &[&str] = &[
 const HEAVY_WHY: &str = "parser-only bulk tests (3 and 2 min for mutation and badinput on \
     aarch64 under TCG); they read bytes, not the kernel, run natively and in `cargo xtask \
     cross`, and each kernel's vDSO image joins tests/fixtures/kernels";
+
+/// The bulk getrandom tests, skipped where the kernel's vDSO has no getrandom (and run,
+/// like every getrandom test, where it has: see `show::getrandom_failures`).
+pub const SYSCALL_BULK: &[&str] = &[
+    "a_request_past_the_kernels_limit_is_cut_where_the_kernel_cuts",
+    "no_repeated_block_and_uniform_bytes",
+];
+const SYSCALL_BULK_WHY: &str = "bulk getrandom tests (one 2 GiB request each way, 2 x 10^6 \
+    draws: 4 and 2.5 min on s390x under TCG, where a system call costs about 50 us); this \
+    kernel's vDSO has no getrandom, so both would test the system call, which they do \
+    natively and in `cargo xtask cross`";
 
 /// What the default boot runs after the test binaries: (label, timeout, arguments of
 /// `vdsotime`).
@@ -86,6 +99,21 @@ pub struct Spec<'a> {
     pub extra_skips: &'a [String],
     /// `VDSOTIME_REQUIRE` inside: what the tests must not skip for.
     pub require: &'a str,
+    /// The kernel's vDSO has getrandom (its configuration says so).
+    pub vdso_getrandom: bool,
+}
+
+/// The tests a default boot skips, in groups with the reason each gets.
+fn skipped(spec: &Spec) -> Vec<(Vec<String>, String)> {
+    let names = |list: &[&str]| list.iter().map(|n| n.to_string()).collect();
+    let mut out = vec![(names(HEAVY), HEAVY_WHY.to_string())];
+    if !spec.vdso_getrandom {
+        out.push((names(SYSCALL_BULK), SYSCALL_BULK_WHY.to_string()));
+    }
+    for name in spec.extra_skips {
+        out.push((vec![name.clone()], "--skip".to_string()));
+    }
+    out
 }
 
 /// Builds the payload; `root` is the workspace, whose fixture paths the tests have
@@ -147,14 +175,13 @@ pub fn assemble(
         ] {
             copy_dir(&mut a, &root.join(dir))?;
         }
+        let groups = skipped(spec);
         let mut skip_args: Vec<&str> = Vec::new();
-        for name in HEAVY {
-            skip_args.extend(["--skip", name]);
-        }
-        skips.push(format!("SKIP {}: {HEAVY_WHY}", HEAVY.join(", ")));
-        for name in spec.extra_skips {
-            skip_args.extend(["--skip", name]);
-            skips.push(format!("SKIP {name}: --skip"));
+        for (names, why) in &groups {
+            for name in names {
+                skip_args.extend(["--skip", name]);
+            }
+            skips.push(format!("SKIP {}: {why}", names.join(", ")));
         }
         for (label, exe) in &built.tests {
             let path = format!("/tests/{label}");
@@ -212,4 +239,51 @@ fn stripped(exe: &Path, objcopy: &Path) -> Result<Vec<u8>, String> {
     let bytes = std::fs::read(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     let _ = std::fs::remove_file(&out);
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::scenarios::DEFAULT;
+
+    fn spec(vdso_getrandom: bool, extra: &[String]) -> Spec<'_> {
+        Spec {
+            scenario: &DEFAULT,
+            emulator: "qemu-system-s390x (TCG, system mode)",
+            per_binary: Duration::from_secs(300),
+            extra_skips: extra,
+            require: "",
+            vdso_getrandom,
+        }
+    }
+
+    #[test]
+    fn the_bulk_getrandom_tests_run_where_the_vdso_has_getrandom() {
+        let all = |s: &Spec| -> Vec<String> {
+            skipped(s)
+                .into_iter()
+                .flat_map(|(names, _)| names)
+                .collect()
+        };
+        let extra = ["x".to_string()];
+        let with = all(&spec(true, &extra));
+        assert!(SYSCALL_BULK.iter().all(|n| !with.iter().any(|w| w == n)));
+        assert!(with.contains(&"x".to_string()) && with.len() == HEAVY.len() + 1);
+        let without = all(&spec(false, &[]));
+        assert!(SYSCALL_BULK.iter().all(|n| without.iter().any(|w| w == n)));
+        // The names are the tests' own, and `--skip` (a substring match, in every test
+        // binary) matches no other function.
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/vdsotime/tests");
+        let mut functions: Vec<String> = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+            for rest in text.split("fn ").skip(1) {
+                functions.push(rest.split(['(', '<']).next().unwrap().trim().to_string());
+            }
+        }
+        for name in SYSCALL_BULK {
+            let matched: Vec<&String> = functions.iter().filter(|f| f.contains(name)).collect();
+            assert_eq!(matched, [name], "{name}");
+        }
+    }
 }

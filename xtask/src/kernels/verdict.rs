@@ -1,15 +1,14 @@
 //! From kernels and targets to verdicts: builds each target once, writes each boot's
-//! initramfs, boots them (`--jobs` at a time) and prints what each one showed.
+//! initramfs, boots one and tells what it showed (module `schedule` runs them all).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::build::{self, Built};
-use super::fetch::Kernel;
+use super::fetch::{Kernel, Unbootable};
 use super::judge::{self, Expected, Judged, Truth};
 use super::machines::Machine;
 use super::scenarios::{Scenario, TIMENS};
@@ -34,7 +33,7 @@ pub struct Context<'a> {
 pub struct Ready {
     machine: Machine,
     scenario: Scenario,
-    kernel: Result<Kernel, String>,
+    kernel: Result<Kernel, Unbootable>,
     initrd: PathBuf,
     budget: Duration,
     skips: Vec<String>,
@@ -74,80 +73,110 @@ pub struct Booted {
 /// Boot time and the tools' runs on top of the programs' budget.
 const MARGIN: Duration = Duration::from_secs(120);
 
-/// Builds every target once and writes each boot's initramfs: every default boot first,
-/// then the shorter ones, so that `--jobs` machines end close together.
-pub fn prepare_all(
-    ctx: &Context,
+/// The boots of `machines`, in the order they start: every default boot first, then the
+/// shorter ones, so that `--jobs` machines end close together.
+pub fn boot_order(
     machines: &[Machine],
-    kernels: Vec<Result<Kernel, String>>,
-) -> Vec<Ready> {
-    let mut builds: BTreeMap<&str, Result<Built, String>> = BTreeMap::new();
-    let objcopy = toolchain::rust_tool("rust-objcopy");
-    let boots: Vec<(&Machine, Result<Kernel, String>, Scenario)> = {
-        let pairs: Vec<_> = machines.iter().zip(kernels).collect();
-        let mut v = Vec::new();
-        for suite in [true, false] {
-            for (m, k) in &pairs {
-                for s in m.scenarios.iter().filter(|s| s.suite == suite) {
-                    v.push((*m, k.clone(), *s));
-                }
+    kernels: Vec<Result<Kernel, Unbootable>>,
+) -> Vec<(Machine, Result<Kernel, Unbootable>, Scenario)> {
+    let pairs: Vec<_> = machines.iter().zip(kernels).collect();
+    let mut v = Vec::new();
+    for suite in [true, false] {
+        for (m, k) in &pairs {
+            for s in m.scenarios.iter().filter(|s| s.suite == suite) {
+                v.push((**m, k.clone(), *s));
             }
         }
-        v
-    };
-    boots
-        .into_iter()
-        .map(|(m, kernel, scenario)| {
-            let dir = ctx.work.join(m.name).join(scenario.name);
-            let _ = fs::create_dir_all(&dir);
-            let mut ready = Ready {
-                machine: *m,
-                scenario,
-                kernel,
-                initrd: dir.join("initramfs.cpio"),
-                budget: Duration::ZERO,
-                skips: Vec::new(),
+    }
+    v
+}
+
+/// Builds each target once (the first time a boot needs it) and writes each boot's
+/// initramfs.
+pub struct Preparer<'a> {
+    ctx: &'a Context<'a>,
+    /// Not being able to build for a target is UNAVAILABLE (a linker or a standard
+    /// library missing); the build failing is a failure.
+    builds: BTreeMap<&'static str, Result<Built, Unbootable>>,
+    objcopy: Result<PathBuf, String>,
+    /// Time spent building.
+    pub building: Duration,
+}
+
+impl<'a> Preparer<'a> {
+    pub fn new(ctx: &'a Context<'a>) -> Self {
+        Self {
+            ctx,
+            builds: BTreeMap::new(),
+            objcopy: toolchain::rust_tool("rust-objcopy"),
+            building: Duration::ZERO,
+        }
+    }
+
+    /// The boot of `m`'s `kernel` in `scenario`, ready to start (or why it cannot).
+    pub fn prepare(
+        &mut self,
+        m: Machine,
+        kernel: Result<Kernel, Unbootable>,
+        scenario: Scenario,
+    ) -> Ready {
+        let ctx = self.ctx;
+        let dir = ctx.work.join(m.name).join(scenario.name);
+        let _ = fs::create_dir_all(&dir);
+        let mut ready = Ready {
+            machine: m,
+            scenario,
+            kernel,
+            initrd: dir.join("initramfs.cpio"),
+            budget: Duration::ZERO,
+            skips: Vec::new(),
+        };
+        if ready.kernel.is_err() {
+            return ready;
+        }
+        let started = Instant::now();
+        let built = self.builds.entry(m.triple).or_insert_with(|| {
+            let unavailable = Unbootable::Unavailable;
+            let t = m.target().ok_or(unavailable("no cross target".into()))?;
+            let logs = ctx.work.join("logs");
+            let _ = fs::create_dir_all(&logs);
+            let flags =
+                toolchain::prepare(&t, ctx.install, ctx.install_err, &logs).map_err(unavailable)?;
+            println!("kernels: building for {}...", m.triple);
+            let log = logs.join(format!("{}.build.log", m.triple));
+            let built = build::build(ctx.root, &t, &flags, &log).map_err(Unbootable::Failed);
+            let secs = started.elapsed().as_secs();
+            println!("kernels: built for {} in {secs} s", m.triple);
+            built
+        });
+        self.building += started.elapsed();
+        let written = built.as_ref().map_err(Clone::clone).and_then(|b| {
+            let objcopy = self
+                .objcopy
+                .as_ref()
+                .map_err(|e| Unbootable::Unavailable(e.clone()))?;
+            let spec = payload::Spec {
+                scenario: &scenario,
+                emulator: &format!("{} (TCG, system mode)", m.qemu),
+                per_binary: ctx.per_binary,
+                extra_skips: ctx.skip,
+                require: require(&m),
+                vdso_getrandom: ready.kernel.as_ref().is_ok_and(|k| k.getrandom),
             };
-            if ready.kernel.is_err() {
-                return ready;
+            let p = payload::assemble(b, ctx.root, &spec, objcopy).map_err(Unbootable::Failed)?;
+            fs::write(&ready.initrd, &p.initramfs)
+                .map_err(|e| Unbootable::Failed(format!("{}: {e}", ready.initrd.display())))?;
+            Ok(p)
+        });
+        match written {
+            Ok(p) => {
+                ready.budget = p.budget + MARGIN;
+                ready.skips = p.skips;
             }
-            let built = builds.entry(m.triple).or_insert_with(|| {
-                let t = m.target().ok_or("no cross target")?;
-                let logs = ctx.work.join("logs");
-                let _ = fs::create_dir_all(&logs);
-                let flags = toolchain::prepare(&t, ctx.install, ctx.install_err, &logs)?;
-                println!("kernels: building for {}...", m.triple);
-                build::build(
-                    ctx.root,
-                    &t,
-                    &flags,
-                    &logs.join(format!("{}.build.log", m.triple)),
-                )
-            });
-            let written = built.as_ref().map_err(Clone::clone).and_then(|b| {
-                let objcopy = objcopy.as_ref().map_err(Clone::clone)?;
-                let spec = payload::Spec {
-                    scenario: &scenario,
-                    emulator: &format!("{} (TCG, system mode)", m.qemu),
-                    per_binary: ctx.per_binary,
-                    extra_skips: ctx.skip,
-                    require: require(m),
-                };
-                let p = payload::assemble(b, ctx.root, &spec, objcopy)?;
-                fs::write(&ready.initrd, &p.initramfs)
-                    .map_err(|e| format!("{}: {e}", ready.initrd.display()))?;
-                Ok(p)
-            });
-            match written {
-                Ok(p) => {
-                    ready.budget = p.budget + MARGIN;
-                    ready.skips = p.skips;
-                }
-                Err(e) => ready.kernel = Err(e),
-            }
-            ready
-        })
-        .collect()
+            Err(e) => ready.kernel = Err(e),
+        }
+        ready
+    }
 }
 
 /// `VDSOTIME_REQUIRE` inside a machine: what its tests must not skip for. Every machine
@@ -167,63 +196,40 @@ fn require(m: &Machine) -> &'static str {
     }
 }
 
-/// Boots the machines, `jobs` at a time, printing each one's report as it ends.
-pub fn boot_all(ctx: &Context, boots: Vec<Ready>, jobs: usize) -> Booted {
-    let queue = Mutex::new(boots.into_iter().enumerate().collect::<Vec<_>>());
-    let results = Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..jobs {
-            s.spawn(|| {
-                let next = || {
-                    let mut q = queue.lock().ok()?;
-                    (!q.is_empty()).then(|| q.remove(0))
-                };
-                while let Some((i, ready)) = next() {
-                    let (booted, text) = one(ctx, &ready);
-                    print!("{text}");
-                    if let Ok(mut r) = results.lock() {
-                        r.push((i, booted));
-                    }
-                }
-            });
-        }
-    });
-    let mut results = results.into_inner().unwrap_or_default();
-    results.sort_by_key(|(i, _)| *i);
-    let mut all = Booted::default();
-    for (_, b) in results {
-        all.lines.extend(b.lines);
-        all.rows.extend(b.rows);
-    }
-    all
-}
-
 /// Boots one machine in one scenario; returns what it gave and the report to print.
-fn one(ctx: &Context, r: &Ready) -> (Booted, String) {
+pub fn one(ctx: &Context, r: &Ready) -> (Booted, String) {
     let m = &r.machine;
     let line = |outcome| Line {
         machine: m.name,
         outcome,
     };
-    let unavailable = |text: String| {
+    let unbooted = |outcome, text: String| {
         let b = Booted {
-            lines: vec![line(Outcome::Unavailable)],
+            lines: vec![line(outcome)],
             rows: Vec::new(),
         };
         (b, text)
     };
     let kernel = match &r.kernel {
         Ok(k) => k,
-        Err(why) => {
-            return unavailable(format!("{} - UNAVAILABLE: {why} ({})\n", m.triple, m.name))
+        Err(Unbootable::Unavailable(why)) => {
+            let text = format!("{} - UNAVAILABLE: {why} ({})\n", m.triple, m.name);
+            return unbooted(Outcome::Unavailable, text);
+        }
+        Err(Unbootable::Failed(why)) => {
+            let text = format!("{} - FAIL: {why} ({})\n", m.triple, m.name);
+            return unbooted(Outcome::Fail, text);
         }
     };
     if !super::runs(m.qemu) {
         let why = ctx.install_err.unwrap_or("not installed (--no-install)");
-        return unavailable(format!(
-            "{} {} UNAVAILABLE: {} missing: {why} ({})\n",
-            m.triple, kernel.release, m.qemu, m.name
-        ));
+        return unbooted(
+            Outcome::Unavailable,
+            format!(
+                "{} {} UNAVAILABLE: {} missing: {why} ({})\n",
+                m.triple, kernel.release, m.qemu, m.name
+            ),
+        );
     }
     let dir = ctx.work.join(m.name).join(r.scenario.name);
     let log = dir.join("console.log");
@@ -325,7 +331,7 @@ fn one(ctx: &Context, r: &Ready) -> (Booted, String) {
     } else {
         String::new()
     };
-    let mut stats = format!("{}; ", m.name);
+    let mut stats = format!("{}, kernel from {}; ", m.name, kernel.origin());
     if r.scenario.suite {
         let _ = write!(
             stats,

@@ -351,6 +351,65 @@ pub const KERNELS: &[Fixture] = &[
             ("__vdso_rt_sigreturn", "LINUX_4.15"),
         ],
     },
+    Fixture {
+        // Debian unstable 7.x armmp-lpae: `__vdso_clock_getres_time64` joins; still
+        // DT_HASH only, and no getrandom (none on 32-bit arm).
+        file: "kernels/arm-linux-7.2.13+deb14-armmp-lpae.so",
+        machine: 40,
+        class: ElfClass::Elf32,
+        endian: Endian::Little,
+        table: &arch::ARM,
+        hashes: (false, true),
+        symbols: &[
+            ("__vdso_clock_gettime", "LINUX_2.6"),
+            ("__vdso_clock_gettime64", "LINUX_2.6"),
+            ("__vdso_clock_getres", "LINUX_2.6"),
+            ("__vdso_clock_getres_time64", "LINUX_2.6"),
+            ("__vdso_gettimeofday", "LINUX_2.6"),
+        ],
+    },
+    Fixture {
+        // Debian unstable 7.x pseries: `__kernel_getrandom` (6.12+), called through the
+        // asm sequence with CR0.SO errors like every powerpc vDSO function.
+        file: "kernels/powerpc64le-linux-7.2.13+deb14-powerpc64le.so",
+        machine: 21,
+        class: ElfClass::Elf64,
+        endian: Endian::Little,
+        table: &arch::POWERPC64,
+        hashes: (true, true),
+        symbols: &[
+            ("__kernel_clock_gettime", "LINUX_2.6.15"),
+            ("__kernel_clock_getres", "LINUX_2.6.15"),
+            ("__kernel_gettimeofday", "LINUX_2.6.15"),
+            ("__kernel_time", "LINUX_2.6.15"),
+            ("__kernel_getcpu", "LINUX_2.6.15"),
+            ("__kernel_getrandom", "LINUX_2.6.15"),
+            ("__kernel_get_tbfreq", "LINUX_2.6.15"),
+            ("__kernel_get_syscall_map", "LINUX_2.6.15"),
+            ("__kernel_sync_dicache", "LINUX_2.6.15"),
+            ("__kernel_sigtramp_rt64", "LINUX_2.6.15"),
+        ],
+    },
+    Fixture {
+        // Debian unstable 7.x s390x: `__kernel_getrandom` (6.12+), beside the 64-bit-word
+        // DT_HASH and the GNU hash.
+        file: "kernels/s390x-linux-7.2.13+deb14-s390x.so",
+        machine: 22,
+        class: ElfClass::Elf64,
+        endian: Endian::Big,
+        table: &arch::S390X,
+        hashes: (true, true),
+        symbols: &[
+            ("__kernel_clock_gettime", "LINUX_2.6.29"),
+            ("__kernel_clock_getres", "LINUX_2.6.29"),
+            ("__kernel_gettimeofday", "LINUX_2.6.29"),
+            ("__kernel_getcpu", "LINUX_2.6.29"),
+            ("__kernel_getrandom", "LINUX_2.6.29"),
+            ("__kernel_sigreturn", "LINUX_2.6.29"),
+            ("__kernel_rt_sigreturn", "LINUX_2.6.29"),
+            ("__kernel_restart_syscall", "LINUX_2.6.29"),
+        ],
+    },
 ];
 
 /// Every fixture, QEMU's and the kernels'.
