@@ -32,8 +32,10 @@ options:
   --dump DIR       write each target's vDSO image to DIR/<arch>.so (VDSOTIME_DUMP_DIR)
   --require-all    exit non-zero when a target is UNAVAILABLE, not only on FAIL
   --skip NAME      pass `--skip NAME` to every test binary (repeatable)
-  --timeout SECS   limit for running each cargo test pass of a target (default 300); its
-                   build (`--no-run`, first) has a limit of its own, 1800 s
+  --timeout SECS   limit for running each cargo test pass of a target (default 300): an
+                   idle (hung) pass is stopped there, one still computing (a slow
+                   machine) at three times the limit; its build (`--no-run`, first) has
+                   a limit of its own, 1800 s
   --repeat N       run the chosen targets N times (to find flaky tests and hangs): each
                    run's results, then per target its passes, timeouts, failures and
                    times; fails if any run failed. Logs of failed runs are kept as

@@ -164,7 +164,12 @@ fn build_only(args: &[String]) -> Vec<String> {
     build
 }
 
-/// Spawns one cargo command and waits up to `limit`; an error says why it did not succeed.
+/// How many times its limit a run that still uses CPU at the limit may take: on a loaded
+/// machine the emulated parser tests can pass the limit without hanging.
+const SLOW_GRACE: u32 = 3;
+
+/// Spawns one cargo command and waits up to `limit` (longer while it still computes: see
+/// `SLOW_GRACE`); an error says why it did not succeed.
 fn execute(run: &Run, args: &[String], limit: Duration) -> Result<(), String> {
     let mut log = OpenOptions::new()
         .append(true)
@@ -186,6 +191,7 @@ fn execute(run: &Run, args: &[String], limit: Duration) -> Result<(), String> {
     let sid = child.id();
     let start = Instant::now();
     let mut timed_out = false;
+    let mut warned_slow = false;
     let result = loop {
         match child.try_wait() {
             Ok(Some(status)) if status.success() => break Ok(()),
@@ -196,24 +202,43 @@ fn execute(run: &Run, args: &[String], limit: Duration) -> Result<(), String> {
                 ))
             }
             Ok(None) if start.elapsed() > limit => {
-                // A hang computes nothing; a slow run (a busy machine) still does.
+                // A hang computes nothing; a slow run (a busy machine) still does. A slow
+                // run is given up to `SLOW_GRACE` times its limit before it is stopped too.
                 let cpu = session::cpu_seconds_in(sid, Duration::from_secs(2));
+                let hard_limit = limit.saturating_mul(SLOW_GRACE);
                 let verdict = if cpu < 0.02 {
                     "idle: hung".to_string()
+                } else if start.elapsed() < hard_limit {
+                    if !warned_slow {
+                        warned_slow = true;
+                        let _ = writeln!(
+                            log_again(run),
+                            "=== xtask: past its {} s limit but still computing ({cpu:.1} s of CPU in 2 s): a slow run, not a hang; allowed up to {} s",
+                            limit.as_secs(),
+                            hard_limit.as_secs()
+                        );
+                    }
+                    continue;
                 } else {
-                    format!("still computing: {cpu:.1} s of CPU in 2 s")
+                    format!(
+                        "still computing at {} s, {SLOW_GRACE} times the limit: {cpu:.1} s of CPU in 2 s",
+                        hard_limit.as_secs()
+                    )
                 };
                 let _ = writeln!(
                     log_again(run),
                     "=== xtask: timed out after {} s ({verdict}); the processes still running, killed:\n{}",
-                    limit.as_secs(),
+                    start.elapsed().as_secs(),
                     session::describe(sid).join("\n")
                 );
                 // Only the session this function started: cargo and every process under it.
                 session::kill_all(sid);
                 timed_out = true;
                 let _ = child.wait();
-                break Err(format!("timed out after {} s ({verdict})", limit.as_secs()));
+                break Err(format!(
+                    "timed out after {} s ({verdict})",
+                    start.elapsed().as_secs()
+                ));
             }
             Ok(None) => sleep(Duration::from_millis(200)),
             Err(e) => break Err(format!("waiting for cargo: {e}")),
