@@ -182,6 +182,8 @@ fn the_readme_c_quick_start_builds_and_runs_both_ways() {
     let fully_static = dir.join("quickstart-static");
     let mut flags = vec!["-static".to_string()];
     flags.extend(support::pkg_config_static(&prefix, "vdsotime-static"));
+    // What a musl link adds (an unwinder for the archive's Rust code), as the link matrix.
+    flags.extend(support::archive_link_extra());
     support::cc(&[source], &fully_static, &flags);
     for program in [shared, fully_static] {
         let before = monotonic_ns();

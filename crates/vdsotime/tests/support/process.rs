@@ -258,21 +258,34 @@ fn threads_of(target: libc::pid_t) -> Vec<String> {
     lines
 }
 
-/// A new temporary file, already unlinked: it disappears with its last descriptor.
+/// A new temporary file, already unlinked: it disappears with its last descriptor. The
+/// name holds the address of this file's counter, as a test binary that includes this
+/// file twice (through two support modules) has two counters; a name still taken (a file
+/// left by a killed process of the same id) is skipped for the next.
 pub fn scratch_file() -> io::Result<File> {
     static COUNT: AtomicUsize = AtomicUsize::new(0);
-    let path = std::env::temp_dir().join(format!(
-        "vdsotime-test-output-{}-{}",
-        std::process::id(),
-        COUNT.fetch_add(1, Ordering::Relaxed)
-    ));
-    let file = File::options()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)?;
-    std::fs::remove_file(&path)?;
-    Ok(file)
+    let mut tries = 0;
+    loop {
+        let path = std::env::temp_dir().join(format!(
+            "vdsotime-test-output-{}-{:x}-{}",
+            std::process::id(),
+            std::ptr::addr_of!(COUNT) as usize,
+            COUNT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let opened = File::options()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path);
+        match opened {
+            Ok(file) => {
+                std::fs::remove_file(&path)?;
+                return Ok(file);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && tries < 1000 => tries += 1,
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Everything written to `file` so far, read from its start (whatever its offset).
