@@ -64,6 +64,16 @@ const CLOCKS: [&str; 13] = [
     "clock id 16",
 ];
 
+/// The first-call probe's paths, in the order `bench` prints them.
+const FIRST_CALL_PATHS: &[&str] = &[
+    "vdsotime",
+    "init",
+    "vdsotime-after-init",
+    "rustix",
+    "glibc",
+    "std",
+];
+
 #[test]
 fn bench_json_svg_and_peers() {
     let d = scratch("bench");
@@ -93,14 +103,7 @@ fn bench_json_svg_and_peers() {
         paths,
         2,
         "rustix",
-        &[
-            "vdsotime",
-            "init",
-            "vdsotime-after-init",
-            "rustix",
-            "glibc",
-            "std",
-        ],
+        FIRST_CALL_PATHS,
         &["vdsotime", "init", "vdsotime-after-init"],
     );
     let own = &paths["paths"][0];
@@ -337,14 +340,7 @@ fn bench_text_shows_the_first_call_of_every_path() {
         .find("first clock_gettime(MONOTONIC) in a fresh process: 1 rounds")
         .unwrap_or_else(|| panic!("no first-call table:\n{out}"));
     let table = &out[at..];
-    for path in [
-        "vdsotime",
-        "init",
-        "vdsotime-after-init",
-        "rustix",
-        "glibc",
-        "std",
-    ] {
+    for path in FIRST_CALL_PATHS {
         assert!(
             table.lines().any(|l| l.starts_with(&format!("| {path} "))),
             "no line for {path}:\n{table}"
