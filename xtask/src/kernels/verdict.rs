@@ -158,6 +158,7 @@ impl<'a> Preparer<'a> {
             let spec = payload::Spec {
                 scenario: &scenario,
                 emulator: &format!("{} (TCG, system mode)", m.qemu),
+                arch: m.arch,
                 per_binary: ctx.per_binary,
                 extra_skips: ctx.skip,
                 require: require(&m),
