@@ -6,6 +6,8 @@
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::thread::sleep;
+use std::time::Duration;
 
 /// Where the backports entry is written when the machine has none.
 const BACKPORTS_FILE: &str = "/etc/apt/sources.list.d/vdsotime-backports.sources";
@@ -157,12 +159,34 @@ pub fn release_source(codename: &str) -> Result<(Vec<String>, Option<String>), S
         .ok_or_else(|| format!("no apt source serves suite {codename}"))
 }
 
-/// Runs an apt command, its output appended to `log`; the error names the log on failure.
+/// How many times an apt command is run before its failure counts, and the pause between:
+/// a mirror may fail a request or be in mid-sync for a moment, and one failed `apt-get
+/// update` on a fresh machine would leave a whole CI step without its emulators.
+const APT_ATTEMPTS: u32 = 3;
+const APT_PAUSE: Duration = Duration::from_secs(15);
+
+/// Runs an apt command, its output appended to `log`, again after a failure (each
+/// download also retried by apt itself); the error names the log.
 fn apt(args: &[&str], log: &Path) -> Result<(), String> {
-    let mut cmd = Command::new("apt-get");
-    cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
     let what = format!("apt-get {}", args.first().copied().unwrap_or(""));
-    logged(cmd, log, &what)
+    let mut attempt = 1;
+    loop {
+        let mut cmd = Command::new("apt-get");
+        cmd.args(["-o", "Acquire::Retries=3"])
+            .args(args)
+            .env("DEBIAN_FRONTEND", "noninteractive");
+        match logged(cmd, log, &what) {
+            Err(e) if attempt < APT_ATTEMPTS => {
+                println!(
+                    "apt: {e}; again in {} s (attempt {attempt} of {APT_ATTEMPTS})",
+                    APT_PAUSE.as_secs()
+                );
+                sleep(APT_PAUSE);
+                attempt += 1;
+            }
+            result => return result,
+        }
+    }
 }
 
 /// Runs `cmd` without input, its output appended to `log`; the error names `what` and the log.

@@ -32,8 +32,9 @@ options:
   --dump DIR       write each target's vDSO image to DIR/<arch>.so (VDSOTIME_DUMP_DIR)
   --require-all    exit non-zero when a target is UNAVAILABLE, not only on FAIL
   --skip NAME      pass `--skip NAME` to every test binary (repeatable)
-  --timeout SECS   limit for running each cargo test pass of a target (default 300): an
-                   idle (hung) pass is stopped there, one still computing (a slow
+  --timeout SECS   limit for running each cargo test pass of a target (default 300):
+                   past it, a pass that does nothing for 30 s (no CPU used, no process
+                   started or ended: hung) is stopped, one still computing (a slow
                    machine) at three times the limit; its build (`--no-run`, first) has
                    a limit of its own, 1800 s
   --repeat N       run the chosen targets N times (to find flaky tests and hangs): each

@@ -82,6 +82,8 @@ impl PrivateApt {
             format!("Dir::Etc::preferencesparts={d}/empty"),
             format!("APT::Architectures={}", self.arches),
             "Acquire::Languages=none".to_string(),
+            // A mirror may fail a request for a moment; a 404 fails again at once.
+            "Acquire::Retries=3".to_string(),
             "APT::Sandbox::User=root".to_string(),
         ] {
             cmd.arg("-o").arg(option);

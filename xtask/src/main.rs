@@ -15,6 +15,7 @@ mod runner;
 mod session;
 mod targets;
 mod toolchain;
+mod watch;
 
 use std::env;
 use std::process::ExitCode;

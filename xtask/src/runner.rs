@@ -5,12 +5,12 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use crate::qemu::Emulator;
 use crate::session;
 use crate::targets::Target;
+use crate::watch::{self, Waited};
 
 /// What to run and where its output goes.
 #[derive(Debug)]
@@ -164,12 +164,8 @@ fn build_only(args: &[String]) -> Vec<String> {
     build
 }
 
-/// How many times its limit a run that still uses CPU at the limit may take: on a loaded
-/// machine the emulated parser tests can pass the limit without hanging.
-const SLOW_GRACE: u32 = 3;
-
-/// Spawns one cargo command and waits up to `limit` (longer while it still computes: see
-/// `SLOW_GRACE`); an error says why it did not succeed.
+/// Spawns one cargo command and waits for it within `limit` (see [`watch`]); an error
+/// says why it did not succeed.
 fn execute(run: &Run, args: &[String], limit: Duration) -> Result<(), String> {
     let mut log = OpenOptions::new()
         .append(true)
@@ -189,63 +185,22 @@ fn execute(run: &Run, args: &[String], limit: Duration) -> Result<(), String> {
         .spawn()
         .map_err(|e| format!("cannot start cargo: {e}"))?;
     let sid = child.id();
-    let start = Instant::now();
-    let mut timed_out = false;
-    let mut warned_slow = false;
-    let result = loop {
-        match child.try_wait() {
-            Ok(Some(status)) if status.success() => break Ok(()),
-            Ok(Some(status)) => {
-                break Err(format!(
-                    "cargo test {} exited with {status}",
-                    args.join(" ")
-                ))
-            }
-            Ok(None) if start.elapsed() > limit => {
-                // A hang computes nothing; a slow run (a busy machine) still does. A slow
-                // run is given up to `SLOW_GRACE` times its limit before it is stopped too.
-                let cpu = session::cpu_seconds_in(sid, Duration::from_secs(2));
-                let hard_limit = limit.saturating_mul(SLOW_GRACE);
-                let verdict = if cpu < 0.02 {
-                    "idle: hung".to_string()
-                } else if start.elapsed() < hard_limit {
-                    if !warned_slow {
-                        warned_slow = true;
-                        let _ = writeln!(
-                            log_again(run),
-                            "=== xtask: past its {} s limit but still computing ({cpu:.1} s of CPU in 2 s): a slow run, not a hang; allowed up to {} s",
-                            limit.as_secs(),
-                            hard_limit.as_secs()
-                        );
-                    }
-                    continue;
-                } else {
-                    format!(
-                        "still computing at {} s, {SLOW_GRACE} times the limit: {cpu:.1} s of CPU in 2 s",
-                        hard_limit.as_secs()
-                    )
-                };
-                let _ = writeln!(
-                    log_again(run),
-                    "=== xtask: timed out after {} s ({verdict}); the processes still running, killed:\n{}",
-                    start.elapsed().as_secs(),
-                    session::describe(sid).join("\n")
-                );
-                // Only the session this function started: cargo and every process under it.
-                session::kill_all(sid);
-                timed_out = true;
-                let _ = child.wait();
-                break Err(format!(
-                    "timed out after {} s ({verdict})",
-                    start.elapsed().as_secs()
-                ));
-            }
-            Ok(None) => sleep(Duration::from_millis(200)),
-            Err(e) => break Err(format!("waiting for cargo: {e}")),
+    let mut note = |line: &str| {
+        let _ = writeln!(log_again(run), "{line}");
+    };
+    let result = match watch::wait(&mut child, &watch::Limits::new(limit), &mut note) {
+        Ok(Waited::Exited(status)) if status.success() => Ok(()),
+        Ok(Waited::Exited(status)) => Err(format!(
+            "cargo test {} exited with {status}",
+            args.join(" ")
+        )),
+        Ok(Waited::TimedOut { verdict, after }) => {
+            Err(format!("timed out after {} s ({verdict})", after.as_secs()))
         }
+        Err(e) => Err(format!("waiting for cargo: {e}")),
     };
     // What the tests left behind must not run on into the next target.
-    let leftovers = if timed_out { 0 } else { session::kill_all(sid) };
+    let leftovers = session::kill_all(sid);
     if leftovers > 0 {
         let _ = writeln!(
             log_again(run),

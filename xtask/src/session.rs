@@ -5,6 +5,7 @@
 //! runs in; no process here leaves its session, so the session id (field 6 of
 //! `/proc/<pid>/stat`) still finds every one of them, orphans included.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::os::unix::process::CommandExt;
@@ -45,32 +46,59 @@ fn members(sid: u32) -> Vec<(u32, String)> {
     .collect()
 }
 
-/// The CPU time the live processes of session `sid` have used so far, in clock ticks
-/// (user and system time, fields 14 and 15 of `/proc/<pid>/stat`).
-fn cpu_ticks(sid: u32) -> u64 {
+/// The CPU time of each live process of session `sid` so far, in clock ticks: its own user
+/// and system time and that of the children it has reaped (fields 14 to 17 of
+/// `/proc/<pid>/stat`). A test binary that ends leaves the live processes, and its time
+/// moves into its parent's count (cargo's), so no session's total drops when one ends.
+fn cpu_ticks(sid: u32) -> BTreeMap<u32, u64> {
     let ticks = |fields: &str| -> u64 {
-        let mut words = fields.split_whitespace().skip(11);
-        let mut next = || {
-            words
-                .next()
-                .and_then(|w| w.parse::<u64>().ok())
-                .unwrap_or(0)
-        };
-        next() + next()
+        let words = fields.split_whitespace().skip(11).take(4);
+        words.map(|w| w.parse::<u64>().unwrap_or(0)).sum()
     };
-    members(sid).iter().map(|(_, fields)| ticks(fields)).sum()
+    members(sid)
+        .iter()
+        .map(|(pid, fields)| (*pid, ticks(fields)))
+        .collect()
 }
 
-/// Whether session `sid` is still computing: the CPU time its processes use in `window`,
-/// in seconds. A deadlock uses none; a test that is only slow (a busy machine, a slow
-/// emulator) uses about a core.
-pub fn cpu_seconds_in(sid: u32, window: Duration) -> f64 {
+/// What session `sid` did in a window of time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Activity {
+    /// CPU time its processes used, in seconds.
+    pub cpu: f64,
+    /// Processes that started or ended.
+    pub started: usize,
+    pub ended: usize,
+}
+
+impl Activity {
+    /// A deadlock uses no CPU and starts or ends nothing; a test that is only slow (a busy
+    /// machine, a slow emulator) uses about a core, and one waiting on its children sees
+    /// them come and go.
+    pub fn idle(&self) -> bool {
+        self.cpu < 0.02 && self.started == 0 && self.ended == 0
+    }
+}
+
+/// What session `sid` did in `window`: per process, the CPU time it used (all of it for a
+/// process that started in the window), and how many processes started and ended. Sums
+/// per process, not of the whole session, so that a process ending (taking its time out of
+/// the live ones) never cancels what the others did.
+pub fn activity_in(sid: u32, window: Duration) -> Activity {
     let before = cpu_ticks(sid);
     sleep(window);
-    let used = cpu_ticks(sid).saturating_sub(before);
+    let after = cpu_ticks(sid);
+    let used: u64 = after
+        .iter()
+        .map(|(pid, now)| now.saturating_sub(before.get(pid).copied().unwrap_or(0)))
+        .sum();
     // SAFETY: sysconf takes no pointers.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1);
-    used as f64 / hz as f64
+    Activity {
+        cpu: used as f64 / hz as f64,
+        started: after.keys().filter(|p| !before.contains_key(p)).count(),
+        ended: before.keys().filter(|p| !after.contains_key(p)).count(),
+    }
 }
 
 /// One line per thread of every live process of session `sid`: its command line, state
@@ -173,14 +201,37 @@ mod tests {
         let (mut idle, mut busy) = (start("sleep 600"), start("while :; do :; done"));
         sleep(Duration::from_millis(200));
         let window = Duration::from_secs(1);
-        let (idle_cpu, busy_cpu) = (
-            cpu_seconds_in(idle.id(), window),
-            cpu_seconds_in(busy.id(), window),
+        let (waiting, computing) = (
+            activity_in(idle.id(), window),
+            activity_in(busy.id(), window),
         );
         kill_all(idle.id());
         kill_all(busy.id());
         let _ = (idle.wait(), busy.wait());
-        assert_eq!(idle_cpu, 0.0);
-        assert!(busy_cpu > 0.0, "a busy loop used no CPU");
+        assert!(waiting.idle(), "{waiting:?}");
+        assert_eq!(waiting.cpu, 0.0);
+        assert!(!computing.idle() && computing.cpu > 0.0, "{computing:?}");
+    }
+
+    #[test]
+    fn a_process_that_ends_in_the_window_is_not_idle() {
+        // A busy child that has run for a second and ends half a second into the window,
+        // then a shell that only sleeps: what a test binary that ends looks like. Summed
+        // over the live processes, its second before the window outweighed the half
+        // second in it, and the session seemed to have used no CPU at all: a run past its
+        // limit was killed as hung.
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "timeout 1.5 sh -c 'while :; do :; done'; sleep 600"])
+            .stdin(Stdio::null());
+        start_new(&mut cmd);
+        let mut child = cmd.spawn().expect("sh");
+        sleep(Duration::from_secs(1));
+        let seen = activity_in(child.id(), Duration::from_secs(2));
+        kill_all(child.id());
+        let _ = child.wait();
+        assert!(!seen.idle() && seen.ended >= 1, "{seen:?}");
+        // The time the busy child ran in the window (half a second on a quiet machine),
+        // counted in its parent's time once reaped: the shell itself computes nothing.
+        assert!(seen.cpu > 0.0, "{seen:?}");
     }
 }
