@@ -210,10 +210,14 @@ pub fn logged(mut cmd: Command, log: &Path, what: &str) -> Result<(), String> {
     }
 }
 
-/// `apt-get update`.
-pub fn update(log: &Path) -> Result<(), String> {
+/// `apt-get update`. One index that fails (a mirror in mid-sync) fails the command but may
+/// not matter: whether the packages can be installed afterwards is what counts, so a
+/// failure is reported, not returned, and the install that follows decides.
+pub fn update(log: &Path) {
     println!("apt: apt-get update");
-    apt(&["update"], log)
+    if let Err(e) = apt(&["update"], log) {
+        println!("apt: {e} (continuing with the package lists that arrived)");
+    }
 }
 
 /// Installs `packages` (names may carry `/suite`) without recommends.

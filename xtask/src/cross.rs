@@ -184,9 +184,7 @@ fn install_missing(
             None => qemu_err = Some("no VERSION_CODENAME in /etc/os-release".to_string()),
         }
     }
-    if let Err(e) = apt::update(log) {
-        return (Some(e.clone()), Some(e));
-    }
+    apt::update(log);
     let linking_err = if linking.is_empty() {
         None
     } else {

@@ -185,6 +185,7 @@ fn execute(run: &Run, args: &[String], limit: Duration) -> Result<(), String> {
         .spawn()
         .map_err(|e| format!("cannot start cargo: {e}"))?;
     let sid = child.id();
+    let start = Instant::now();
     let mut note = |line: &str| {
         let _ = writeln!(log_again(run), "{line}");
     };
@@ -199,6 +200,12 @@ fn execute(run: &Run, args: &[String], limit: Duration) -> Result<(), String> {
         }
         Err(e) => Err(format!("waiting for cargo: {e}")),
     };
+    let _ = writeln!(
+        log_again(run),
+        "=== xtask: that took {} s of its {} s limit",
+        start.elapsed().as_secs(),
+        limit.as_secs()
+    );
     // What the tests left behind must not run on into the next target.
     let leftovers = session::kill_all(sid);
     if leftovers > 0 {

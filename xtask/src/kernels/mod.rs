@@ -185,9 +185,7 @@ fn install(chosen: &[Machine], log: &Path) -> Option<String> {
             None
         }
     };
-    if let Err(e) = apt::update(log) {
-        return Some(e);
-    }
+    apt::update(log);
     let mut err = None;
     if !linking.is_empty() {
         err = apt::install(&linking, log).err();
