@@ -151,10 +151,18 @@ pub fn kill_all(sid: u32) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::process::Stdio;
     use std::time::Instant;
+
+    /// `sh -c script` in a session of its own (the tests of `watch` use it too).
+    pub(crate) fn start_sh(script: &str) -> std::process::Child {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", script]).stdin(Stdio::null());
+        start_new(&mut cmd);
+        cmd.spawn().expect("sh")
+    }
 
     /// The process group in a `members` line.
     fn group(fields: &str) -> Option<u32> {
@@ -165,11 +173,7 @@ mod tests {
     fn kill_all_ends_the_processes_that_left_the_group() {
         // A shell and, in a process group of its own, a perl that sleeps (perl-base is
         // part of every Debian system).
-        let mut cmd = Command::new("sh");
-        cmd.args(["-c", "perl -e 'setpgrp(0, 0); sleep 600' & sleep 600"])
-            .stdin(Stdio::null());
-        start_new(&mut cmd);
-        let mut child = cmd.spawn().expect("sh");
+        let mut child = start_sh("perl -e 'setpgrp(0, 0); sleep 600' & sleep 600");
         let sid = child.id();
         let start = Instant::now();
         while !members(sid).iter().any(|(_, f)| group(f) != Some(sid)) {
@@ -192,13 +196,7 @@ mod tests {
 
     #[test]
     fn a_waiting_session_computes_nothing_and_a_busy_one_does() {
-        let start = |script: &str| {
-            let mut cmd = Command::new("sh");
-            cmd.args(["-c", script]).stdin(Stdio::null());
-            start_new(&mut cmd);
-            cmd.spawn().expect("sh")
-        };
-        let (mut idle, mut busy) = (start("sleep 600"), start("while :; do :; done"));
+        let (mut idle, mut busy) = (start_sh("sleep 600"), start_sh("while :; do :; done"));
         sleep(Duration::from_millis(200));
         let window = Duration::from_secs(1);
         let (waiting, computing) = (
@@ -220,11 +218,7 @@ mod tests {
         // over the live processes, its second before the window outweighed the half
         // second in it, and the session seemed to have used no CPU at all: a run past its
         // limit was killed as hung.
-        let mut cmd = Command::new("sh");
-        cmd.args(["-c", "timeout 1.5 sh -c 'while :; do :; done'; sleep 600"])
-            .stdin(Stdio::null());
-        start_new(&mut cmd);
-        let mut child = cmd.spawn().expect("sh");
+        let mut child = start_sh("timeout 1.5 sh -c 'while :; do :; done'; sleep 600");
         sleep(Duration::from_secs(1));
         let seen = activity_in(child.id(), Duration::from_secs(2));
         kill_all(child.id());

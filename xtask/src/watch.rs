@@ -117,14 +117,7 @@ pub fn wait(child: &mut Child, limits: &Limits, note: &mut dyn FnMut(&str)) -> i
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::process::{Command, Stdio};
-
-    fn start(script: &str) -> Child {
-        let mut cmd = Command::new("sh");
-        cmd.args(["-c", script]).stdin(Stdio::null());
-        session::start_new(&mut cmd);
-        cmd.spawn().expect("sh")
-    }
+    use crate::session::tests::start_sh as start;
 
     fn limits(limit_ms: u64, hard_s: u64, idle_s: u64) -> Limits {
         Limits {
