@@ -2,6 +2,7 @@
 //! and says in plain sentences whether the vDSO really serves the clocks and what to
 //! change if not; as text, JSON or Prometheus metrics.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -20,6 +21,7 @@ pub mod classify;
 pub mod findings;
 pub mod profile;
 pub mod prometheus;
+pub mod replace_file;
 pub mod seccomp;
 
 /// Exit status of a degraded verdict.
@@ -51,6 +53,7 @@ Examples:
   vdsotime doctor
   vdsotime doctor --json | jq '.verdict.findings[0].code'
   vdsotime doctor --format prometheus > vdsotime.prom   # for node_exporter's textfile collector
+  vdsotime doctor --format prometheus --output /var/lib/prometheus/node-exporter/vdsotime.prom
   vdsotime doctor --duration 0.1       # measure longer for steadier figures"
 )]
 pub struct DoctorArgs {
@@ -67,6 +70,12 @@ pub struct DoctorArgs {
     /// this machine.
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
+    /// Write the document to FILE instead of standard output: written beside it under a
+    /// temporary name, then renamed over it, so a reader (node_exporter's textfile
+    /// collector) never sees half a file; on an error FILE keeps its previous contents
+    /// and the exit status is 1.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// The `doctor --json` document.
@@ -105,14 +114,14 @@ fn load(path: &PathBuf) -> Result<Profile, String> {
         .map_err(|e| format!("{}: not a doctor profile: {e}", path.display()))
 }
 
-/// Prints the verdict: one line, then every finding, causes first.
-pub fn print(v: &Verdict) {
+/// The verdict as text: one line, then every finding, causes first.
+pub fn verdict_text(v: &Verdict) -> String {
     let head = if v.degraded() {
         "DEGRADED: some time calls are slower than this machine allows; the cause comes first."
     } else {
         "HEALTHY: the vDSO serves the time calls on this machine."
     };
-    println!("doctor verdict: {head}");
+    let mut out = format!("doctor verdict: {head}\n");
     for f in &v.findings {
         let tag = match f.severity {
             Severity::Ok => "ok      ",
@@ -120,12 +129,18 @@ pub fn print(v: &Verdict) {
             Severity::Warning => "WARNING ",
             Severity::Degraded => "DEGRADED",
         };
-        println!("  {tag} [{}] {}", f.code.as_str(), f.message);
+        out += &format!("  {tag} [{}] {}\n", f.code.as_str(), f.message);
     }
+    out
 }
 
-/// Prints how each call is answered and what it costs.
-pub fn print_paths(paths: &[PathEntry]) {
+/// Prints the verdict: one line, then every finding, causes first.
+pub fn print(v: &Verdict) {
+    print!("{}", verdict_text(v));
+}
+
+/// How each call is answered and what it costs, as a table.
+pub fn paths_table(paths: &[PathEntry]) -> String {
     let mut t = output::table(&[
         "call",
         "path",
@@ -146,7 +161,7 @@ pub fn print_paths(paths: &[PathEntry]) {
         ]);
     }
     output::align_numbers(&mut t);
-    println!("{t}");
+    format!("{t}\n")
 }
 
 /// Exit status for a verdict.
@@ -167,24 +182,27 @@ pub fn run(args: &DoctorArgs, json: bool) -> Exit {
     let verdict = classify::classify(&profile);
     let paths = call_paths::derive(&profile);
     let format = if json { Format::Json } else { args.format };
-    match format {
-        Format::Json => output::print_json(&DoctorReport {
-            schema_version: SCHEMA_VERSION,
-            version: env!("CARGO_PKG_VERSION"),
-            verdict: &verdict,
-            paths: &paths,
-            profile: &profile,
-        })?,
-        Format::Prometheus => {
-            print!(
-                "{}",
-                prometheus::render(&profile, &verdict, &paths, unix_now())
-            );
+    let document = match format {
+        Format::Json => {
+            let report = DoctorReport {
+                schema_version: SCHEMA_VERSION,
+                version: env!("CARGO_PKG_VERSION"),
+                verdict: &verdict,
+                paths: &paths,
+                profile: &profile,
+            };
+            serde_json::to_string_pretty(&report).map_err(|e| format!("JSON: {e}"))? + "\n"
         }
-        Format::Text => {
-            print(&verdict);
-            println!();
-            print_paths(&paths);
+        Format::Prometheus => prometheus::render(&profile, &verdict, &paths, unix_now()),
+        Format::Text => format!("{}\n{}", verdict_text(&verdict), paths_table(&paths)),
+    };
+    match &args.output {
+        Some(file) => replace_file::replace(file, document.as_bytes())?,
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(document.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(|e| format!("stdout: {e}"))?;
         }
     }
     Ok(exit_code(&verdict))

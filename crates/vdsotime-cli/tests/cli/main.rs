@@ -12,6 +12,7 @@ mod help_examples;
 mod info;
 mod manual;
 mod modules;
+mod output_file;
 mod prometheus;
 mod summary;
 mod timens;
