@@ -8,6 +8,8 @@ mod check;
 mod doctor;
 mod dump;
 mod expfmt;
+mod fleet;
+mod fleet_e2e;
 mod help_examples;
 mod info;
 mod manual;

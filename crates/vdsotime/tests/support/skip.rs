@@ -70,6 +70,15 @@ pub const REQUIREMENTS: &[(&str, &str)] = &[
         "static-libc",
         "the C library's static archive (libc.a), for -static and -static-pie programs",
     ),
+    (
+        "systemd-analyze",
+        "systemd-analyze (Debian's systemd), to verify the tool's systemd units",
+    ),
+    (
+        "prometheus",
+        "promtool, prometheus and prometheus-node-exporter (Debian's prometheus and \
+         prometheus-node-exporter): the alert rules' tests and the fleet end-to-end test",
+    ),
 ];
 
 /// Whether `VDSOTIME_REQUIRE` names `requirement`. Panics on a name that is not in
