@@ -164,3 +164,59 @@ fn the_service_writes_into_its_only_writable_directory() {
         "the collector reads *.prom"
     );
 }
+
+/// Runs install.sh with the built tool, staged under `stage`, with `args`.
+fn install(stage: &Path, args: &[&str]) {
+    let built = Path::new(env!("CARGO_BIN_EXE_vdsotime")).parent().unwrap();
+    succeed(
+        Command::new("sh")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh"))
+            .args(args)
+            .arg("--from")
+            .arg(built)
+            .env("DESTDIR", stage),
+    );
+}
+
+/// install.sh puts the units where systemd looks for the prefix (or where told), naming
+/// the program it installed, and the rules under DATADIR, all under DESTDIR.
+#[test]
+fn install_script_installs_the_units_and_the_rules() {
+    let stage = scratch("install-fleet");
+    let read =
+        |p: &str| std::fs::read_to_string(stage.join(p)).unwrap_or_else(|e| panic!("{p}: {e}"));
+    let shipped = |name: &str| std::fs::read_to_string(fleet_file(name)).unwrap();
+
+    install(&stage, &["--prefix", "/opt/vt"]);
+    let service = read("opt/vt/lib/systemd/system/vdsotime-doctor.service");
+    assert_eq!(
+        service,
+        shipped("vdsotime-doctor.service").replace(
+            &format!("ExecStart={UNIT_PROGRAM} "),
+            "ExecStart=/opt/vt/bin/vdsotime "
+        )
+    );
+    assert_eq!(
+        read("opt/vt/lib/systemd/system/vdsotime-doctor.timer"),
+        shipped("vdsotime-doctor.timer")
+    );
+    assert_eq!(
+        read("opt/vt/share/vdsotime/vdsotime.rules.yml"),
+        shipped("vdsotime.rules.yml")
+    );
+
+    install(
+        &stage,
+        &["--prefix", "/usr", "--systemdsystemunitdir", "/etc/units"],
+    );
+    assert_eq!(
+        read("etc/units/vdsotime-doctor.service"),
+        shipped("vdsotime-doctor.service"),
+        "with --prefix /usr the unit is the shipped one"
+    );
+    assert_eq!(
+        read("usr/share/vdsotime/vdsotime.rules.yml"),
+        shipped("vdsotime.rules.yml")
+    );
+    std::fs::remove_dir_all(&stage).unwrap();
+}
