@@ -53,7 +53,7 @@ Examples:
   vdsotime doctor
   vdsotime doctor --json | jq '.verdict.findings[0].code'
   vdsotime doctor --format prometheus > vdsotime.prom   # for node_exporter's textfile collector
-  vdsotime doctor --format prometheus --output /var/lib/prometheus/node-exporter/vdsotime.prom
+  vdsotime doctor --format prometheus --output vdsotime.prom   # replaced whole, as a timer needs
   vdsotime doctor --duration 0.1       # measure longer for steadier figures"
 )]
 pub struct DoctorArgs {
