@@ -170,7 +170,7 @@ pub fn print_peers(r: &BenchReport) {
 /// Prints what the ns table's columns mean: under that table, wherever it is shown.
 pub fn print_ns_legend() {
     println!(
-        "ns: per call, each path's fastest trial. speed-up: syscall ns / vdsotime ns. vdsotime/raw: vdsotime's trial over vdso-raw's (the vDSO symbol called through a bare pointer) in the same round, median over rounds; 1.000 = no cost over the bare symbol. vdsotime path: where the library sends the call (symbol@version, the rseq area, or syscall)."
+        "ns: per call, each path's fastest trial. speed-up: syscall ns / vdsotime ns. vdsotime/raw: vdsotime's trial over vdso-raw's (the vDSO symbol called through a bare pointer) in the same round, median over rounds; 1.000 = no cost over the bare symbol. vdsotime path: where the library sends the call (symbol@version, the rseq area, or syscall). getcpu(): libc and rustix time sched_getcpu() (CPU only), the other paths getcpu (CPU and node)."
     );
 }
 
