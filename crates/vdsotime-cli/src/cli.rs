@@ -25,7 +25,7 @@ pub const EXIT_ERROR: i32 = 1;
 vDSO and the path of each function, in under 10 seconds.
 
 Examples:
-  vdsotime                       # summary, short benchmark, verdict
+  vdsotime                       # verdict, short benchmark, summary
   vdsotime info --json
   vdsotime bench --peers --svg bench.svg
   vdsotime bench-getrandom
