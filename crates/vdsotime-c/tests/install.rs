@@ -395,7 +395,17 @@ fn the_manual_pages_render_with_man_l_and_through_manpath() {
         let Some(by_name) = man(TEST, &dir, &["3", name], &[("MANPATH", &mandir)]) else {
             return;
         };
+        let other = if name == "libvdsotime_preload" {
+            "libvdsotime(3)"
+        } else {
+            "libvdsotime_preload(3)"
+        };
         for (how, text) in [("man -l", &by_file), ("man through MANPATH", &by_name)] {
+            let see_also = text.split_once("SEE ALSO").map_or("", |(_, rest)| rest);
+            assert!(
+                see_also.contains(other),
+                "{how} {name}: SEE ALSO lacks {other}:\n{text}"
+            );
             assert!(
                 text.contains(title) && text.contains("SYNOPSIS"),
                 "{how} {name}:\n{text}"
