@@ -70,6 +70,16 @@ pub const REQUIREMENTS: &[(&str, &str)] = &[
         "static-libc",
         "the C library's static archive (libc.a), for -static and -static-pie programs",
     ),
+    (
+        "c++",
+        "a C++ compiler (`c++`, Debian's g++) for the machine's own target: the C header \
+         compiled as C++",
+    ),
+    (
+        "native-cc",
+        "`cc` builds for the target under test (not so under `cargo xtask cross`): the \
+         README's C commands run as printed",
+    ),
 ];
 
 /// Whether `VDSOTIME_REQUIRE` names `requirement`. Panics on a name that is not in
