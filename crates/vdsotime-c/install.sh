@@ -19,6 +19,7 @@ cargo, then installs:
   LIBDIR/pkgconfig/vdsotime.pc, vdsotime-static.pc
   INCLUDEDIR/vdsotime.h
   MANDIR/man3/libvdsotime.3, and one page per function that points to it
+  MANDIR/man3/libvdsotime_preload.3               (the LD_PRELOAD library's page)
 
   --prefix DIR      installation prefix (default /usr/local)
   --libdir DIR      libraries and pkg-config files (default PREFIX/lib)
@@ -141,10 +142,17 @@ if [ "$preload" = yes ]; then
 fi
 install -m 0644 "$here/include/vdsotime.h" "$dest$includedir/vdsotime.h"
 install -m 0644 "$here/man/libvdsotime.3" "$dest$mandir/man3/libvdsotime.3"
-# One page per function the header declares, pointing to libvdsotime(3).
+# One page per function the header declares: a symbolic link to libvdsotime(3), which
+# `man NAME` and `man -l FILE` both follow (a `.so` request resolves against the manual
+# tree, so `man -l` on the file itself fails from any other directory).
 for name in $(grep -o 'vdsotime_[a-z0-9_]*(' "$here/include/vdsotime.h" | tr -d '(' | sort -u); do
-	printf '.so man3/libvdsotime.3\n' >"$dest$mandir/man3/$name.3"
+	rm -f "$dest$mandir/man3/$name.3"
+	ln -s libvdsotime.3 "$dest$mandir/man3/$name.3"
 done
+if [ "$preload" = yes ]; then
+	install -m 0644 "$here/../vdsotime-preload/man/libvdsotime_preload.3" \
+		"$dest$mandir/man3/libvdsotime_preload.3"
+fi
 
 pc_head() {
 	cat <<EOF

@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* struct timespec under -std=c99 too */
 #include <stdio.h>
 #include <vdsotime.h>
 

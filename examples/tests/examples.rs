@@ -177,3 +177,34 @@ fn getrandom_backend_serves_getrandom_only_with_its_cfg() {
         assert_eq!(used, in_use, "{backend}: vdsotime states in use\n{out}");
     }
 }
+
+/// `first-call ROUNDS` (the minimal program docs/performance.md measures the first call
+/// with) starts itself once per path per round and prints each path's figures; a probe
+/// process prints a positive ns figure, and an unknown path is an error.
+#[test]
+fn first_call_compares_every_path_in_fresh_processes() {
+    let program = Path::new(env!("CARGO_BIN_EXE_first-call"));
+    let out = process::output(Command::new(program).arg("3"), LIMIT);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    for path in ["vdsotime", "rustix", "glibc"] {
+        let figures: Vec<f64> = field(&text, &format!("{path}:"))
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        assert_eq!(figures.len(), 3, "{path}: fastest, median, ratio\n{text}");
+        assert!(
+            figures[0] <= figures[1],
+            "{path}: fastest above median\n{text}"
+        );
+        assert!(figures.iter().all(|f| *f > 0.0), "{path}: {text}");
+    }
+    let one = process::output(Command::new(program).arg("vdsotime"), LIMIT);
+    let ns: i64 = String::from_utf8_lossy(&one.stdout)
+        .trim()
+        .parse()
+        .expect("ns");
+    assert!(one.status.success() && ns > 0, "{one:?}");
+    let bad = process::output(Command::new(program).arg("nonsense"), LIMIT);
+    assert!(!bad.status.success(), "{bad:?}");
+}

@@ -19,6 +19,17 @@
  *     cc prog.c $(pkg-config --cflags --libs vdsotime-static)
  *     cc -static prog.c $(pkg-config --cflags --static --libs vdsotime-static)
  * See libvdsotime(3).
+ *
+ * Strict ISO C: struct timespec and the CLOCK_* ids are POSIX names, which <time.h> hides
+ * under -std=c99 and -std=c11 unless the program asks for POSIX. This header works in those
+ * modes: it declares struct timespec and struct timeval itself (as incomplete types, for
+ * its prototypes) and defines each CLOCK_* id that <time.h> did not, with the Linux
+ * kernel's value (the same token as the C library's, so a later definition agrees). ISO C11
+ * defines struct timespec, so a C11 program can declare one; ISO C99 has none, and a C99
+ * program that declares a struct timespec must ask for POSIX: #define _POSIX_C_SOURCE
+ * 200809L before its first #include (as examples/c/quickstart.c does), or compile with
+ * -D_POSIX_C_SOURCE=200809L. The GNU modes (-std=gnu99, gnu11, gnu17, the default) and
+ * C++ need nothing.
  */
 #ifndef VDSOTIME_H
 #define VDSOTIME_H
@@ -31,6 +42,45 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* Declared for the prototypes below in modes where <time.h> hides them (see above). */
+struct timespec;
+struct timeval;
+
+/* Linux's clock ids (uapi linux/time.h), where strict ISO C hid the C library's. */
+#ifndef CLOCK_REALTIME
+#define CLOCK_REALTIME 0
+#endif
+#ifndef CLOCK_MONOTONIC
+#define CLOCK_MONOTONIC 1
+#endif
+#ifndef CLOCK_PROCESS_CPUTIME_ID
+#define CLOCK_PROCESS_CPUTIME_ID 2
+#endif
+#ifndef CLOCK_THREAD_CPUTIME_ID
+#define CLOCK_THREAD_CPUTIME_ID 3
+#endif
+#ifndef CLOCK_MONOTONIC_RAW
+#define CLOCK_MONOTONIC_RAW 4
+#endif
+#ifndef CLOCK_REALTIME_COARSE
+#define CLOCK_REALTIME_COARSE 5
+#endif
+#ifndef CLOCK_MONOTONIC_COARSE
+#define CLOCK_MONOTONIC_COARSE 6
+#endif
+#ifndef CLOCK_BOOTTIME
+#define CLOCK_BOOTTIME 7
+#endif
+#ifndef CLOCK_REALTIME_ALARM
+#define CLOCK_REALTIME_ALARM 8
+#endif
+#ifndef CLOCK_BOOTTIME_ALARM
+#define CLOCK_BOOTTIME_ALARM 9
+#endif
+#ifndef CLOCK_TAI
+#define CLOCK_TAI 11
 #endif
 
 /* The kernel's struct __kernel_timespec: 64-bit seconds on every target. */

@@ -31,6 +31,15 @@ pub fn trial_us(s: &str) -> Result<f64, String> {
     bounded(s, 1e7, "microseconds")
 }
 
+/// Rounds of trials: at least 1 (a round runs every path once).
+pub fn trials(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(0) => Err("must be at least 1: every round runs each path once".to_string()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{s:?} is not a whole number of rounds")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,5 +54,8 @@ mod tests {
         assert_eq!(trial_us("100"), Ok(100.0));
         assert!(trial_us("-1").is_err());
         assert!(check_seconds("inf").is_err());
+        assert_eq!(trials("1"), Ok(1));
+        assert!(trials("0").unwrap_err().contains("at least 1"));
+        assert!(trials("-3").is_err());
     }
 }

@@ -21,11 +21,11 @@ pub const EXIT_ERROR: i32 = 1;
     version,
     about,
     max_term_width = 100,
-    after_help = "Without a subcommand: a summary (vDSO, symbols, paths, clocksource), a short
-benchmark and the doctor's verdict, in under 10 seconds.
+    after_help = "Without a subcommand: the doctor's verdict, a short benchmark, then the machine, the
+vDSO and the path of each function, in under 10 seconds.
 
 Examples:
-  vdsotime                       # summary, short benchmark, verdict
+  vdsotime                       # verdict, short benchmark, summary
   vdsotime info --json
   vdsotime bench --peers --svg bench.svg
   vdsotime bench-getrandom
@@ -34,6 +34,8 @@ Examples:
   vdsotime dump -o vdso.so && readelf -Ws vdso.so
   vdsotime completions bash > vdsotime.bash && . ./vdsotime.bash
   vdsotime man | man -l -
+
+Every command but completions and man takes --json: a document instead of tables.
 
 Exit status: 0 success (doctor: healthy), 2 doctor: degraded, 1 error (a check
 failed, or the run could not measure, read or write), 64 usage error (unknown
@@ -92,7 +94,7 @@ pub enum Command {
     FirstCallProbe {
         /// The path whose first call is timed.
         #[arg(value_enum, default_value = "vdsotime")]
-        path: crate::bench::first_call::FirstPath,
+        path: crate::first_calls::FirstPath,
     },
 }
 

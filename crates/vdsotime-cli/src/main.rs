@@ -4,7 +4,7 @@
 //! Laid out by what each part does, data flowing one way: `facts` (the machine), `names`
 //! and `output` are shared by all; `measure` is the measurement core (how to call each
 //! function through each path, and interleaved rounds); `report` holds the benchmark
-//! document. Over them, one folder per family of subcommands: `bench` (bench,
+//! document and `first_calls` the first-call figures it carries. Over them, one folder per family of subcommands: `bench` (bench,
 //! bench-getrandom, the first call, tables and SVG), `check` (readings against the kernel,
 //! fault injection), `doctor` (the seccomp proof, the machine's profile, the judgement, its
 //! output) and `inspect` (info, dump); `summary` is the run without a subcommand.
@@ -15,6 +15,7 @@ mod check;
 mod cli;
 mod doctor;
 mod facts;
+mod first_calls;
 mod inspect;
 mod manual;
 mod measure;

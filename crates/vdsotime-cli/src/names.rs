@@ -24,8 +24,13 @@ pub fn clock_full(c: ClockId) -> String {
 pub fn clock_short(c: ClockId) -> String {
     c.name().map_or_else(
         || format!("id {}", c.as_raw()),
-        |n| n.trim_start_matches("CLOCK_").to_string(),
+        |n| clock_label(n).to_string(),
     )
+}
+
+/// A full clock name as tables show it: `CLOCK_MONOTONIC_RAW` -> `MONOTONIC_RAW`.
+pub fn clock_label(full: &str) -> &str {
+    full.trim_start_matches("CLOCK_")
 }
 
 /// Parses `realtime`, `CLOCK_REALTIME`, `monotonic-coarse` or a number.

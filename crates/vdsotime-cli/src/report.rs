@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use vdsotime::Function;
 
-use crate::bench::first_call::{FirstCall, FirstCalls};
+use crate::first_calls::{FirstCall, FirstCalls};
 use crate::measure::paths::Impl;
 use crate::measure::Sample;
 use crate::names;

@@ -1,5 +1,5 @@
-//! The default run (`cargo run --release`): what the vDSO is, how fast it is, and
-//! the doctor's verdict, in a few seconds.
+//! The default run (`cargo run --release`): the doctor's verdict, how fast each call is,
+//! and what the vDSO is, in a few seconds, in that order: an operator reads the first lines.
 
 use std::time::Instant;
 
@@ -37,11 +37,6 @@ pub fn run(json: bool) -> Exit {
     // The probe forks: first, while this process has one thread.
     let probe = seccomp::collect();
     let info = info::collect();
-    if !json {
-        info::print_system(&info.system);
-        info::print_vdso(&info, false);
-        println!();
-    }
     let rows = paths::short_rows();
     let impls = [Impl::Vdsotime, Impl::VdsoRaw, Impl::Libc, Impl::Syscall];
     let report = bench::collect(&rows, &impls, &measure::default_plan(), 1, false);
@@ -57,10 +52,15 @@ pub fn run(json: bool) -> Exit {
             seconds: start.elapsed().as_secs_f64(),
         })?;
     } else {
+        // The verdict and anything wrong first; the measurements and the machine after.
+        doctor::print(&verdict);
+        println!();
         table::print_header(&report);
         table::print_ns(&report, &rows, &impls);
+        table::print_ns_legend();
         println!();
-        doctor::print(&verdict);
+        info::print_system(&info.system);
+        info::print_vdso(&info, false);
         println!(
             "\n(took {:.1} s; more: vdsotime bench --peers, vdsotime check, vdsotime doctor, vdsotime --help)",
             start.elapsed().as_secs_f64()

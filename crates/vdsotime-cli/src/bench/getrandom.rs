@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::bench::first_call::{self, FirstCalls, FirstPath};
+use crate::bench::first_call;
 use crate::facts;
+use crate::first_calls::{FirstCalls, FirstPath};
 use crate::measure::getrandom::{probe, Path, SIZES};
 use crate::measure::interleave::{self, Lane};
 use crate::measure::{Plan, Probe, Sample, DEFAULT_TRIAL_US};
@@ -29,7 +30,7 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// Rounds: every path runs one trial per round; each path's fastest is reported.
-    #[arg(long, default_value_t = 101)]
+    #[arg(long, default_value_t = 101, value_parser = crate::arg_values::trials)]
     pub trials: u32,
     /// Calls per trial for every path (default: sized per path to --trial-us).
     #[arg(long)]
@@ -219,7 +220,7 @@ pub fn print_table(r: &Report, sizes: &[usize]) {
 /// Runs `vdsotime bench-getrandom`.
 pub fn run(a: &Args, json: bool) -> Exit {
     let plan = Plan {
-        trials: a.trials.max(1),
+        trials: a.trials,
         calls: a.calls,
         trial_time: Duration::from_secs_f64(a.trial_us * 1e-6),
     };

@@ -8,6 +8,7 @@ use std::time::Duration;
 use vdsotime::{ClockId, Function};
 
 use crate::facts;
+use crate::first_calls::FirstPath;
 use crate::measure::interleave::{self, Lane};
 use crate::measure::paths::{self, Impl};
 use crate::measure::peers;
@@ -52,7 +53,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub json: bool,
     /// Rounds: every path runs one trial per round; each path's fastest is reported.
-    #[arg(long, default_value_t = DEFAULT_TRIALS)]
+    #[arg(long, default_value_t = DEFAULT_TRIALS, value_parser = crate::arg_values::trials)]
     pub trials: u32,
     /// Calls per trial for every path (default: sized per path to --trial-us).
     #[arg(long)]
@@ -80,7 +81,7 @@ impl BenchArgs {
     /// The measuring plan these options describe.
     pub fn plan(&self) -> Plan {
         Plan {
-            trials: self.trials.max(1),
+            trials: self.trials,
             calls: self.calls,
             trial_time: Duration::from_secs_f64(self.trial_us * 1e-6),
         }
@@ -219,11 +220,8 @@ pub fn run(args: &BenchArgs, json: bool) -> Exit {
     let rows = paths::full_rows();
     let mut report = collect(&rows, &Impl::ALL, &plan, args.threads.max(1), args.peers);
     if args.first_call_runs > 0 {
-        let paths = first_call::measure(
-            &first_call::FirstPath::CLOCK,
-            first_call::FirstPath::Rustix,
-            args.first_call_runs,
-        )?;
+        let paths =
+            first_call::measure(&FirstPath::CLOCK, FirstPath::Rustix, args.first_call_runs)?;
         report.first_call = paths.vdsotime();
         report.first_call_paths = Some(paths);
     }
@@ -235,6 +233,7 @@ pub fn run(args: &BenchArgs, json: bool) -> Exit {
     } else {
         table::print_header(&report);
         table::print_ns(&report, &rows, &Impl::ALL);
+        table::print_ns_legend();
         println!();
         table::print_ratios(&report, &rows, &Impl::ALL);
         table::print_peers(&report);

@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::bench::{BenchReport, Measurement};
 use crate::output;
+use crate::report::{BenchReport, Measurement};
 
 const LABEL_W: f64 = 290.0;
 const PLOT_W: f64 = 560.0;

@@ -3,9 +3,9 @@
 
 use vdsotime::Function;
 
-use crate::bench::{BenchReport, Measurement};
 use crate::measure::paths::Impl;
 use crate::output;
+use crate::report::{BenchReport, Measurement};
 
 /// Prints the machine line and the method line.
 pub fn print_header(r: &BenchReport) {
@@ -167,10 +167,17 @@ pub fn print_peers(r: &BenchReport) {
     println!("{t}");
 }
 
-/// Prints how to read the tables.
+/// Prints what the ns table's columns mean: under that table, wherever it is shown.
+pub fn print_ns_legend() {
+    println!(
+        "ns: per call, each path's fastest trial. speed-up: syscall ns / vdsotime ns. vdsotime/raw: vdsotime's trial over vdso-raw's (the vDSO symbol called through a bare pointer) in the same round, median over rounds; 1.000 = no cost over the bare symbol. vdsotime path: where the library sends the call (symbol@version, the rseq area, or syscall). getcpu(): libc and rustix time sched_getcpu() (CPU only), the other paths getcpu (CPU and node)."
+    );
+}
+
+/// Prints how to read the ratio table and the rows' clock ids.
 pub fn print_legend() {
     println!(
-        "ns: fastest trial, per call. speed-up = syscall / vdsotime (fastest trials). x/raw: x's trial over vdso-raw's in the same round, median [q1-q3] over rounds; 1.000 = no cost over the bare vDSO symbol.\n\
+        "x/raw: x's trial over vdso-raw's in the same round, median [q1-q3] over rounds.\n\
          id 12 is the first invalid clock id; id 16 is the first CLOCK_AUX id (Linux 6.17+), refused with EINVAL unless the kernel has that auxiliary clock enabled."
     );
 }

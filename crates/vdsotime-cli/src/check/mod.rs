@@ -30,8 +30,12 @@ pub mod tally;
 
 Exit status: 0 all passed, 1 any failure, 64 usage error.
 
+The first line is the result; any failure follows, then its row of the table
+(every row with --verbose).
+
 Examples:
   vdsotime check
+  vdsotime check --verbose                # also every check that passed
   vdsotime check --duration 2 --threads 8
   vdsotime check --json")]
 pub struct CheckArgs {
@@ -45,6 +49,9 @@ pub struct CheckArgs {
     /// (default: one per usable CPU, at least 2).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Also list every check that passed (by default only the result and any failure).
+    #[arg(long)]
+    pub verbose: bool,
     /// Inject faults into the library readings (testing `check` itself);
     /// same syntax as the VDSOTIME_FAULT variable.
     #[arg(long, hide = true)]
@@ -151,36 +158,53 @@ pub fn run(args: &CheckArgs, json: bool) -> Exit {
             checks: lines(&tally),
         })?;
     } else {
-        let mut t = output::table(&["result", "subject", "check", "readings", "failures"]);
-        for l in lines(&tally) {
-            t.add_row(vec![
-                if l.passed { "PASS" } else { "FAIL" }.to_string(),
-                l.subject.to_string(),
-                l.check.to_string(),
-                l.checked.to_string(),
-                l.failures.to_string(),
-            ]);
-        }
-        println!("{t}");
-        for l in lines(&tally).iter().filter(|l| !l.passed) {
-            println!(
-                "FAIL {} {}: {}",
-                l.subject,
-                l.check,
-                l.example.unwrap_or("")
-            );
-        }
-        let total: u64 = tally.iter().map(|(_, _, c)| c.checked).sum();
-        let failed: u64 = tally.iter().map(|(_, _, c)| c.failures).sum();
-        println!(
-            "{}: {} readings checked on {} thread(s) over CPUs {:?} for {} s, {} failed",
-            if passed { "PASS" } else { "FAIL" },
-            total,
-            threads,
-            cpus,
-            args.duration,
-            failed
-        );
+        print_text(&tally, args, threads, &cpus);
     }
     Ok(if passed { 0 } else { 1 })
+}
+
+/// The text report: the result first, then each failure with its first bad reading, then
+/// the table of failed checks (of every check with `--verbose`) and what its columns mean.
+fn print_text(tally: &Tally, args: &CheckArgs, threads: usize, cpus: &[usize]) {
+    let all = lines(tally);
+    let total: u64 = all.iter().map(|l| l.checked).sum();
+    let failed: u64 = all.iter().map(|l| l.failures).sum();
+    let failing = all.iter().filter(|l| !l.passed).count();
+    println!(
+        "{}: {} checks, {} readings on {} thread(s) over CPUs {:?} for {} s; {} failed ({} readings)",
+        if failing == 0 { "PASS" } else { "FAIL" },
+        all.len(),
+        total,
+        threads,
+        cpus,
+        args.duration,
+        failing,
+        failed
+    );
+    for l in all.iter().filter(|l| !l.passed) {
+        println!(
+            "FAIL {} {}: {}",
+            l.subject,
+            l.check,
+            l.example.unwrap_or("")
+        );
+    }
+    let shown: Vec<&CheckLine> = all.iter().filter(|l| args.verbose || !l.passed).collect();
+    if shown.is_empty() {
+        println!("(vdsotime check --verbose lists every check)");
+        return;
+    }
+    let mut t = output::table(&["result", "subject", "check", "readings", "failures"]);
+    for l in shown {
+        t.add_row(vec![
+            if l.passed { "PASS" } else { "FAIL" }.to_string(),
+            l.subject.to_string(),
+            l.check.to_string(),
+            l.checked.to_string(),
+            l.failures.to_string(),
+        ]);
+    }
+    println!();
+    println!("{t}");
+    println!("readings: library readings this check compared with the kernel; failures: those that disagreed.");
 }

@@ -196,8 +196,10 @@ fn yes_no(b: bool) -> &'static str {
     }
 }
 
-/// Prints the vDSO header, symbols and paths (also the default run's summary).
-pub fn print_vdso(info: &Info, all_paths: bool) {
+/// Prints the vDSO header, symbols and paths; `full` lists every symbol and every clock's
+/// path, otherwise (the default run's summary) the symbols are counted and the clocks that
+/// share a path are folded into one line.
+pub fn print_vdso(info: &Info, full: bool) {
     match &info.vdso {
         None => println!("vDSO: none (AT_SYSINFO_EHDR is 0: valgrind, vdso=0, or a sandbox); every call uses the syscall"),
         Some(v) => {
@@ -217,16 +219,23 @@ pub fn print_vdso(info: &Info, all_paths: bool) {
                 yes_no(v.sysv_hash),
                 yes_no(v.versions)
             );
-            let mut t = output::table(&["symbol", "version", "address", "offset"]);
-            for s in &v.symbols {
-                t.add_row(vec![
-                    s.name.clone(),
-                    s.version.clone().unwrap_or_else(|| "-".into()),
-                    s.address.clone(),
-                    format!("{:#x}", s.offset),
-                ]);
+            if full {
+                let mut t = output::table(&["symbol", "version", "address", "offset"]);
+                for s in &v.symbols {
+                    t.add_row(vec![
+                        s.name.clone(),
+                        s.version.clone().unwrap_or_else(|| "-".into()),
+                        s.address.clone(),
+                        format!("{:#x}", s.offset),
+                    ]);
+                }
+                println!("{t}");
+            } else {
+                println!(
+                    "  {} symbols (vdsotime info lists them)",
+                    v.symbols.len()
+                );
             }
-            println!("{t}");
         }
     }
     match &info.getrandom {
@@ -241,11 +250,11 @@ pub fn print_vdso(info: &Info, all_paths: bool) {
     for p in &info.paths {
         // The summary folds clocks that share a path into one line per function.
         let key = (p.function, p.path.clone());
-        if !all_paths && !seen.insert(key) {
+        if !full && !seen.insert(key) {
             continue;
         }
-        let label = match (&p.clock, all_paths) {
-            (Some(c), true) => format!("{}({c})", p.function),
+        let label = match (&p.clock, full) {
+            (Some(c), true) => format!("{}({})", p.function, names::clock_label(c)),
             (Some(_), false) => format!("{}(...)", p.function),
             (None, _) => format!("{}()", p.function),
         };
@@ -254,14 +263,14 @@ pub fn print_vdso(info: &Info, all_paths: bool) {
             .iter()
             .filter(|q| q.function == p.function && q.path == p.path)
             .filter_map(|q| q.clock.as_deref())
-            .map(|c| c.trim_start_matches("CLOCK_"))
+            .map(names::clock_label)
             .collect();
         let clocks_of_function = info
             .paths
             .iter()
             .filter(|q| q.function == p.function)
             .count();
-        let path = if all_paths || clocks_on_path.is_empty() {
+        let path = if full || clocks_on_path.is_empty() {
             p.path.clone()
         } else if clocks_on_path.len() == clocks_of_function {
             format!("{} (every clock)", p.path)

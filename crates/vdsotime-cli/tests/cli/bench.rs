@@ -381,3 +381,18 @@ fn bench_rejects_bad_trial_length() {
         assert!(err.contains("--trial-us"), "{bad}: {err}");
     }
 }
+
+#[test]
+fn bench_rejects_zero_trials() {
+    for command in ["bench", "bench-getrandom"] {
+        for bad in ["0", "-1", "many"] {
+            let (c, out, err) = parts(&run(&[command, &format!("--trials={bad}")]));
+            assert_eq!(
+                c, 64,
+                "{command} --trials {bad}: a usage error, not a run: {out}"
+            );
+            assert!(err.contains("--trials"), "{command} {bad}: {err}");
+            assert!(out.is_empty(), "{command} {bad}: nothing measured: {out}");
+        }
+    }
+}

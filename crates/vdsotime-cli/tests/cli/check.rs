@@ -71,12 +71,34 @@ fn check_passes_on_this_machine() {
     }
 }
 
+/// The result is the first line; the passing checks are listed only on request.
 #[test]
-fn check_text_prints_pass_lines() {
+fn check_text_leads_with_the_result() {
     let (c, out, err) = parts(&run(&["check", "--duration", "0.2", "--threads", "1"]));
     assert_eq!(c, 0, "{out}\n{err}");
-    assert!(out.contains("| PASS"), "{out}");
+    assert!(out.starts_with("PASS: "), "the result comes first:\n{out}");
+    assert!(
+        !out.contains("| PASS"),
+        "passing rows only with --verbose:\n{out}"
+    );
     assert!(!out.contains("FAIL"), "{out}");
+    assert!(out.lines().count() <= 3, "a passing check is short:\n{out}");
+
+    let (c, out, err) = parts(&run(&[
+        "check",
+        "--duration",
+        "0.2",
+        "--threads",
+        "1",
+        "--verbose",
+    ]));
+    assert_eq!(c, 0, "{out}\n{err}");
+    assert!(out.starts_with("PASS: "), "{out}");
+    assert!(out.contains("| PASS"), "{out}");
+    assert!(
+        out.contains("readings:"),
+        "the columns are explained:\n{out}"
+    );
 }
 
 #[test]
@@ -146,6 +168,11 @@ fn each_fault_is_caught() {
             fault,
         ]));
         assert_eq!(c, 1, "{fault} was not caught\n{out}\n{err}");
+        assert!(
+            out.starts_with("FAIL: "),
+            "{fault}: the result comes first\n{out}"
+        );
+        assert!(!out.contains("| PASS"), "{fault}: only the failures\n{out}");
         let cells = |l: &str| {
             l.split('|')
                 .map(str::trim)

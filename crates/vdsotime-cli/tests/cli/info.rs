@@ -132,5 +132,23 @@ fn info_text_lists_symbols_and_paths() {
     assert!(out.contains("vDSO:"), "{out}");
     assert!(out.contains(clock_gettime_symbol()));
     assert!(out.contains("clocksource:"));
-    assert!(out.contains("clock_gettime(CLOCK_MONOTONIC)"));
+    assert!(out.contains("clock_gettime(MONOTONIC)"), "{out}");
+}
+
+/// `info` names clocks as `bench` and `doctor` do (`MONOTONIC_RAW`), and its JSON
+/// keeps the full names (`CLOCK_MONOTONIC_RAW`) as theirs do.
+#[test]
+fn info_names_clocks_as_bench_and_doctor_do() {
+    let (c, out, err) = parts(&run(&["info"]));
+    assert_eq!(c, 0, "{err}");
+    assert!(out.contains("clock_gettime(MONOTONIC_RAW)"), "{out}");
+    assert!(!out.contains("(CLOCK_"), "{out}");
+    let v = json(&["info"], 0);
+    let clocks: Vec<&str> = v["paths"]
+        .as_array()
+        .expect("paths")
+        .iter()
+        .filter_map(|p| p["clock"].as_str())
+        .collect();
+    assert!(clocks.contains(&"CLOCK_MONOTONIC_RAW"), "{clocks:?}");
 }

@@ -149,6 +149,68 @@ fn usage_errors_exit_64_everywhere() {
     }
 }
 
+/// The subcommands `vdsotime --help` lists (without `help`).
+fn subcommands() -> Vec<String> {
+    let (c, out, _) = parts(&run(&["--help"]));
+    assert_eq!(c, 0);
+    let listed = out
+        .split_once("Commands:\n")
+        .expect("a Commands: section")
+        .1;
+    listed
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .filter(|l| !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(String::from)
+        .collect()
+}
+
+/// What the README, docs/tool.md and `--help` say about `--json` is what the commands do:
+/// every command but `completions` and `man` takes it, and those two refuse it.
+#[test]
+fn every_command_but_completions_and_man_takes_json() {
+    const CLAIM: &str = "Every command but `completions` and `man`";
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for doc in ["README.md", "docs/tool.md"] {
+        let text = std::fs::read_to_string(root.join(doc)).expect(doc);
+        assert!(
+            text.split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .contains(CLAIM),
+            "{doc} does not say {CLAIM:?}"
+        );
+    }
+    let (_, top, _) = parts(&run(&["--help"]));
+    assert!(
+        top.contains("Every command but completions and man takes --json"),
+        "{top}"
+    );
+    let commands = subcommands();
+    assert!(commands.len() >= 8, "{commands:?}");
+    for command in &commands {
+        let (c, help, _) = parts(&run(&[command, "--help"]));
+        assert_eq!(c, 0, "{command} --help");
+        let without_json = matches!(command.as_str(), "completions" | "man");
+        assert_eq!(
+            help.contains("--json"),
+            !without_json,
+            "{command}: --json in its help:\n{help}"
+        );
+        if without_json {
+            let args: &[&str] = match command.as_str() {
+                "completions" => &["completions", "bash", "--json"],
+                _ => &["man", "--json"],
+            };
+            let (c, out, err) = parts(&run(args));
+            assert_eq!(c, 64, "{args:?} refuses --json: {err}");
+            assert!(out.is_empty(), "{args:?}: {out}");
+        }
+    }
+}
+
 #[test]
 fn help_documents_the_exit_codes() {
     for args in [&["--help"][..], &["doctor", "--help"]] {

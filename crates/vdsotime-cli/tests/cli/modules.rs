@@ -3,9 +3,13 @@
 //! shared ones and its own children, never one that uses it back.
 //!
 //! The graph is read from the sources: a module is a file under `src/` (`a/b.rs` and
-//! `a/b/mod.rs` are `a::b`), and it depends on every module a `crate::` or `super::` path
-//! in it names (the longest prefix that is a module). `mod x;` declarations are structure,
-//! not use, and an inline `#[cfg(test)] mod tests { .. }` block counts as its own module.
+//! `a/b/mod.rs` are `a::b`), and it depends on every module a path in it names (the
+//! longest prefix that is a module): `crate::` and `super::` paths, `self::` paths, and a
+//! relative path that starts with one of its own child modules (`table::print` in
+//! `bench`). A path into a module from outside its parent also depends on that parent
+//! (`report` naming `crate::bench::first_call` depends on `bench`): a family of modules is
+//! one layer. `mod x;` declarations are structure, not use, and an inline
+//! `#[cfg(test)] mod tests { .. }` block counts as its own module.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -46,30 +50,74 @@ fn without_inline_tests(code: &str) -> &str {
     }
 }
 
-/// The module paths a file's code names: `crate::a::b::C` gives ["a", "b", "C"] and
-/// `super::x` is resolved against `module`. Grouped imports count by their prefix.
-fn named_paths(code: &str, module: &[String]) -> Vec<Vec<String>> {
+/// The path that follows `at` in `code`: `a::b::C` gives ["a", "b", "C"].
+fn path_at(code: &str) -> Vec<String> {
+    let tail: String = code
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+        .collect();
+    tail.split("::")
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+/// Whether `c`, the character before a path, makes it part of a longer one.
+fn continues_a_path(c: Option<char>) -> bool {
+    c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
+}
+
+/// The module paths a file's code names: `crate::a::b::C` gives ["a", "b", "C"];
+/// `super::x` and `self::x` are resolved against `module`, and so is a path that starts
+/// with one of `module`'s children. Grouped imports count by their prefix.
+fn named_paths(code: &str, module: &[String], modules: &BTreeSet<Vec<String>>) -> Vec<Vec<String>> {
     let mut found = Vec::new();
     for (prefix, base) in [
         ("crate::", Vec::new()),
         ("super::", module[..module.len().saturating_sub(1)].to_vec()),
+        ("self::", module.to_vec()),
     ] {
         let mut rest = code;
         while let Some(i) = rest.find(prefix) {
             let preceded = rest[..i].chars().last();
             rest = &rest[i + prefix.len()..];
-            if preceded.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+            if continues_a_path(preceded) {
                 continue;
             }
-            let tail: String = rest
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
-                .collect();
             let mut path = base.clone();
-            path.extend(tail.split("::").filter(|s| !s.is_empty()).map(String::from));
+            path.extend(path_at(rest));
             found.push(path);
         }
     }
+    // Relative paths through a child: `child::item` wherever it starts a path.
+    let children = modules
+        .iter()
+        .filter(|m| m.len() == module.len() + 1 && m.starts_with(module));
+    for child in children {
+        let prefix = format!("{}::", child[module.len()]);
+        let mut rest = code;
+        while let Some(i) = rest.find(&prefix) {
+            let preceded = rest[..i].chars().last();
+            rest = &rest[i + prefix.len()..];
+            if continues_a_path(preceded) {
+                continue;
+            }
+            let mut path = child.clone();
+            path.extend(path_at(rest));
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// The modules a reference from `from` to `target` depends on: `target`, and each of its
+/// ancestors that is not also an ancestor of `from`.
+fn dependencies(from: &[String], target: &[String]) -> Vec<Vec<String>> {
+    let mut found: Vec<Vec<String>> = (1..target.len())
+        .map(|n| target[..n].to_vec())
+        .filter(|m| !from.starts_with(m))
+        .collect();
+    found.push(target.to_vec());
     found
 }
 
@@ -83,14 +131,16 @@ fn the_tools_modules_have_no_import_circle() {
     for file in &files {
         let module = module_of(&src, file);
         let code = std::fs::read_to_string(file).expect("read source");
-        for path in named_paths(without_inline_tests(&code), &module) {
+        for path in named_paths(without_inline_tests(&code), &module, &modules) {
             let target = (0..=path.len())
                 .rev()
                 .map(|n| path[..n].to_vec())
                 .find(|p| modules.contains(p))
                 .expect("the crate root is a module");
-            if target != module {
-                edges.entry(module.clone()).or_default().insert(target);
+            for dependency in dependencies(&module, &target) {
+                if dependency != module {
+                    edges.entry(module.clone()).or_default().insert(dependency);
+                }
             }
         }
     }

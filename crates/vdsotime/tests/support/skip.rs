@@ -79,6 +79,16 @@ pub const REQUIREMENTS: &[(&str, &str)] = &[
         "promtool, prometheus and prometheus-node-exporter (Debian's prometheus and \
          prometheus-node-exporter): the alert rules' tests and the fleet end-to-end test",
     ),
+    (
+        "c++",
+        "a C++ compiler (`c++`, Debian's g++) for the machine's own target: the C header \
+         compiled as C++",
+    ),
+    (
+        "native-cc",
+        "`cc` builds for the target under test (not so under `cargo xtask cross`): the \
+         README's C commands run as printed",
+    ),
 ];
 
 /// Whether `VDSOTIME_REQUIRE` names `requirement`. Panics on a name that is not in
