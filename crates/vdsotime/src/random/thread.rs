@@ -27,6 +27,15 @@
 //! getrandom) is not used, and every thread makes the system call instead. The key
 //! is created once per process by whichever thread gets there first; others make the
 //! system call meanwhile rather than wait (a waiting signal handler could deadlock).
+//!
+//! The key's destructor is code of the object this library is linked into, which may be
+//! a plugin that is `dlclose`d while threads that used it live on: their exit would then
+//! call into unmapped memory. So the object deletes the key when it is unloaded (a
+//! `.fini_array` entry, which `dlclose` and `exit` both run): no thread calls the
+//! destructor afterwards. The states those threads held stay taken, and the pages stay
+//! mapped (one page per 28 threads on x86-64), as the plugin's code can no longer use
+//! them; an object that stays loaded (`-z nodelete`) runs the entry at exit, when it
+//! changes nothing.
 
 use core::ffi::{c_int, c_uint, c_void};
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -47,6 +56,7 @@ extern "C" {
         destructor: Option<unsafe extern "C" fn(*mut c_void)>,
     ) -> c_int;
     fn pthread_setspecific(key: c_uint, value: *const c_void) -> c_int;
+    fn pthread_key_delete(key: c_uint) -> c_int;
 }
 
 /// Key states: not created, being created, unusable; else the key plus `KEY_BASE`.
@@ -168,6 +178,10 @@ fn create_key() -> Key {
     {
         return Key::NotYet;
     }
+    // A key needs its deletion at unload: keep the `.fini_array` entry in the link, in
+    // whichever object file the compiler put it.
+    // SAFETY: reading an initialised static.
+    let _ = unsafe { core::ptr::read_volatile(&FORGET_KEY_AT_UNLOAD) };
     let mut key: c_uint = 0;
     // SAFETY: `key` is writable; `release` is a valid destructor for the key's values.
     let ok = unsafe { pthread_key_create(&mut key, Some(release)) } == 0;
@@ -188,4 +202,22 @@ fn create_key() -> Key {
 unsafe extern "C" fn release(token: *mut c_void) {
     SLOT.with(|s| s.store(GONE, Ordering::Relaxed));
     pool::give_back(token as usize);
+}
+
+/// Runs when the object holding this code is unloaded or the process exits: see the
+/// module docs.
+#[used]
+#[link_section = ".fini_array"]
+static FORGET_KEY_AT_UNLOAD: unsafe extern "C" fn() = forget_key;
+
+/// Deletes the key, so that no thread's exit calls [`release`] after this object is
+/// gone. Later calls (other exit handlers) still work: a thread that holds a state
+/// keeps it, a thread without one makes the system call.
+unsafe extern "C" fn forget_key() {
+    let k = KEY.swap(KEY_UNUSABLE, Ordering::AcqRel);
+    if k >= KEY_BASE {
+        // SAFETY: `k` is the key this library created, deleted only here, once (the
+        // swap); deleting a key runs no destructor.
+        unsafe { pthread_key_delete((k - KEY_BASE) as c_uint) };
+    }
 }
