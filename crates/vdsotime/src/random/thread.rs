@@ -7,15 +7,22 @@
 //! for signal handlers on this thread: the first call marks it `BUSY` with one atomic
 //! swap, so a handler that runs between "no state yet" and "taking one" cannot take a
 //! second state that the interrupted call would then overwrite and leak. Its value is a
-//! state's address or one of three marks:
+//! state's address or one of these marks:
 //!
-//! - `NONE`: no state yet; the next call takes one from the pool.
+//! - `NONE`, then `NONE + n`: no state yet, `n` draws made by the system call. A
+//!   thread's first [`SYSCALL_DRAWS`] draws make the system call, unless the pool has
+//!   a free state (taking one then maps nothing); the next draw takes a state, mapping
+//!   a page if it must. A process or thread that draws a few bytes once and exits
+//!   (`mktemp`, an interpreter's hash seed, a pre-fork server's child) then pays one
+//!   system call, not the vDSO's lookup and the mapping of a page (about 25 µs for a
+//!   process's first state); a thread that keeps drawing has the vDSO after those.
 //! - `BUSY`: this thread is taking one right now. A signal handler that interrupts
 //!   that and calls getrandom makes the system call (the vDSO's own `in_use` flag
 //!   does the same for a handler that interrupts the vDSO call itself).
 //! - `GONE`: the state went back at thread exit, or none could be had (pool full,
 //!   `mmap` refused): the system call, for good on this thread. (While another thread
-//!   maps a page, the mark stays `NONE` and the call makes the system call once.)
+//!   maps a page, the mark stays `NONE + SYSCALL_DRAWS` and the call makes the system
+//!   call once.)
 //!
 //! The state goes back to the pool when the thread exits, through a `pthread` key
 //! destructor, not a Rust `thread_local!` destructor: registering the latter runs
@@ -40,11 +47,14 @@
 use core::ffi::{c_int, c_uint, c_void};
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::random::{entry, pool, GrndFlags};
+use crate::random::{entry, pool, GrndFlags, SYSCALL_DRAWS};
 
 const NONE: usize = 0;
-const BUSY: usize = 1;
-const GONE: usize = 2;
+/// `NONE + SYSCALL_DRAWS`: the thread's next draw takes a state.
+const TAKE_NEXT: usize = NONE + SYSCALL_DRAWS;
+const BUSY: usize = TAKE_NEXT + 1;
+/// The last mark. States are at page-aligned addresses plus multiples of 16, far above.
+const GONE: usize = TAKE_NEXT + 2;
 
 std::thread_local! {
     static SLOT: AtomicUsize = const { AtomicUsize::new(NONE) };
@@ -87,29 +97,56 @@ pub(crate) unsafe fn call(buf: *mut u8, len: usize, flags: GrndFlags) -> isize {
     unsafe { first_or_fallback(buf, len, flags) }
 }
 
-/// Takes a state on a thread's first call; the system call otherwise.
+/// Counts a thread's first draws and takes a state once they are done; the system
+/// call otherwise.
 ///
 /// # Safety
 /// `buf` is writable for `len` bytes.
 #[cold]
 #[inline(never)]
 unsafe fn first_or_fallback(buf: *mut u8, len: usize, flags: GrndFlags) -> isize {
-    if let (true, Some(p)) = (flags.vdso_servable(), entry::params()) {
-        let state = SLOT.with(|s| match s.swap(BUSY, Ordering::Relaxed) {
-            NONE => {
+    if flags.vdso_servable() {
+        let state = SLOT.with(|s| {
+            // Takes a state (or not, as `claim` says) and records the outcome.
+            let take = |p: entry::Params| {
                 let (next, lent) = claim(&p);
                 s.store(next, Ordering::Relaxed);
-                lent
-            }
-            // Inside this thread's own claim (a signal handler): leave it to finish.
-            BUSY => None,
-            // A signal handler took one between the caller's look and here.
-            other => {
-                s.store(other, Ordering::Relaxed);
-                (other > GONE).then_some(other)
+                lent.map(|state| (state, p))
+            };
+            match s.swap(BUSY, Ordering::Relaxed) {
+                // A first draw: a free state costs no more than the system call, so it
+                // is taken now; else one more draw by the system call (below). The vDSO
+                // is not looked up for it: a thread or process that draws once pays
+                // neither its parsing nor its probe call.
+                drawn @ NONE..TAKE_NEXT => match entry::params_if_looked_up() {
+                    Some(p) if pool::has_free() => take(p),
+                    _ => {
+                        s.store(drawn + 1, Ordering::Relaxed);
+                        None
+                    }
+                },
+                // No vDSO getrandom: ask again next time (the lookup is then one load).
+                TAKE_NEXT => entry::params().map_or_else(
+                    || {
+                        s.store(TAKE_NEXT, Ordering::Relaxed);
+                        None
+                    },
+                    take,
+                ),
+                // Inside this thread's own claim (a signal handler): leave it to finish.
+                BUSY => None,
+                // A signal handler took one between the caller's look and here, or none
+                // can be had.
+                other => {
+                    s.store(other, Ordering::Relaxed);
+                    (other > GONE)
+                        .then(entry::params)
+                        .flatten()
+                        .map(|p| (other, p))
+                }
             }
         });
-        if let Some(state) = state {
+        if let Some((state, p)) = state {
             // SAFETY: the state is this thread's, carved as `p` says; `buf` is the
             // caller's.
             return unsafe {
@@ -133,12 +170,12 @@ unsafe fn first_or_fallback(buf: *mut u8, len: usize, flags: GrndFlags) -> isize
 fn claim(p: &entry::Params) -> (usize, Option<usize>) {
     let key = match key() {
         Key::Ready(k) => k,
-        Key::NotYet => return (NONE, None),
+        Key::NotYet => return (TAKE_NEXT, None),
         Key::Never => return (GONE, None),
     };
     let lent = match pool::take(p) {
         pool::Take::Lent(lent) => lent,
-        pool::Take::Later => return (NONE, None),
+        pool::Take::Later => return (TAKE_NEXT, None),
         pool::Take::Never => return (GONE, None),
     };
     // SAFETY: `key` is a live key; the value is a non-null token, never dereferenced.
