@@ -126,8 +126,10 @@ int vdsotime_sched_getcpu(void);
 /*
  * Random bytes with the kernel's getrandom(2) semantics, from the vDSO (Linux 6.11+ on
  * x86_64; 6.12+ on arm64, powerpc64, s390x, loongarch64) where the kernel exports it,
- * else the system call. Each thread takes a state (144 bytes of MAP_DROPPABLE memory)
- * on its first call; it goes back to a pool when the thread exits.
+ * else the system call. A thread's first 4 draws make the system call unless a state
+ * is free in the pool (a short-lived thread or process costs no more than that); its
+ * next takes a state (144 bytes of MAP_DROPPABLE memory), which goes back to the pool
+ * when the thread exits.
  *
  * vdsotime_getrandom returns the number of bytes written (all of them up to INT_MAX
  * rounded down to a page, as the kernel), or -1 with errno: EINVAL for an unknown flag or

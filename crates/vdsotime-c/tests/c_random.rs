@@ -10,7 +10,7 @@ mod getrandom_common;
 
 use std::process::Command;
 
-use getrandom_common::{log_path, sections, skip, strace_args, strace_unusable};
+use getrandom_common::{log_path, sections, skip, strace_args, strace_unusable, warm_up_draws};
 use support::{archive_link_extra, cc, crate_dir, install, pkg_config, run_ok, scratch};
 
 /// Builds random_test.c against the installed library (`package`: vdsotime or
@@ -60,7 +60,7 @@ fn a_c_program_makes_no_getrandom_syscall_after_warm_up() {
         Command::new(&args[0])
             .args(&args[1..])
             .arg(&exe)
-            .args(["count", &CALLS.to_string()])
+            .args(["count", &CALLS.to_string(), &warm_up_draws().to_string()])
             .env("LD_LIBRARY_PATH", lib),
     );
     let counts = sections(&log);

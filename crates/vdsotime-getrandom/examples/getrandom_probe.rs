@@ -1,7 +1,8 @@
 //! `getrandom::fill` N times between two marker system calls, for tests/backend.rs to
 //! count the getrandom system calls with strace: built without the cfg, getrandom's own
 //! backend (one system call per call); with `--cfg getrandom_backend="custom"`,
-//! vdsotime's (none once the thread has its vDSO state).
+//! vdsotime's (none once the thread has its vDSO state, which it takes after its first
+//! `SYSCALL_DRAWS` draws: the warm-up).
 //!
 //! `getrandom_probe N`
 
@@ -27,7 +28,9 @@ fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(1000);
     let mut buf = [0u8; 16];
-    getrandom::fill(&mut buf).expect("warm-up");
+    for _ in 0..=vdsotime::random::SYSCALL_DRAWS {
+        getrandom::fill(&mut buf).expect("warm-up");
+    }
     marker();
     let mut last = buf;
     for _ in 0..n {

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use getrandom_common::{log_path, sections, skip, strace_args, strace_unusable};
+use getrandom_common::{log_path, sections, skip, strace_args, strace_unusable, warm_up_draws};
 use support::{cc, preload, run, scratch};
 
 const CALLS: usize = 10_000;
@@ -94,11 +94,11 @@ fn check_counts(test: &str, program: &str, args: &[&str]) {
 #[test]
 fn a_c_program_makes_no_getrandom_syscall_under_the_preload() {
     let exe = random_test(&scratch("random-count-build"));
-    let calls = CALLS.to_string();
+    let (calls, warm) = (CALLS.to_string(), warm_up_draws().to_string());
     check_counts(
         "a_c_program_makes_no_getrandom_syscall_under_the_preload",
         exe.to_str().expect("UTF-8 path"),
-        &["count", &calls],
+        &["count", &calls, &warm],
     );
 }
 
@@ -106,7 +106,8 @@ fn a_c_program_makes_no_getrandom_syscall_under_the_preload() {
 fn python_os_urandom_makes_no_getrandom_syscall_under_the_preload() {
     let marker = "os.access('/vdsotime-getrandom-strace-marker', os.F_OK)";
     let script = format!(
-        "import os\nos.urandom(16)\n{marker}\nfor _ in range({CALLS}):\n    os.urandom(16)\n{marker}"
+        "import os\nfor _ in range({}):\n    os.urandom(16)\n{marker}\nfor _ in range({CALLS}):\n    os.urandom(16)\n{marker}",
+        warm_up_draws()
     );
     check_counts(
         "python_os_urandom_makes_no_getrandom_syscall_under_the_preload",

@@ -35,8 +35,11 @@
 //! getrandom states ([`random`]), and finds the vDSO with libc's `getauxval`. Without it
 //! (`default-features = false`) the vDSO is found through `/proc/self/auxv`, then
 //! `prctl(PR_GET_AUXV)`; a runtime that has the auxiliary vector or the vDSO's address
-//! already hands it over with [`init_from_auxv`] or [`init_from_image`]. Nothing else
-//! changes: the same calls, the same paths.
+//! already hands it over with [`init_from_auxv`] or [`init_from_image`]. The same calls,
+//! the same paths, except for random bytes: with no thread-locals to hold a per-thread
+//! state, [`getrandom`] and [`random::fill`] make the system call on every call, and a
+//! [`random::State`] the caller holds (one mapped page) is how a `no_std` program gets
+//! the vDSO's speed.
 //!
 //! ```
 //! use vdsotime::{ClockId, Timespec};

@@ -1,17 +1,23 @@
 //! How many getrandom system calls `vdsotime::getrandom` really makes, counted by
 //! `strace` in a child process (the kernel's `vdso_test_getrandom` checks the same):
-//! none over 100,000 calls of 16 bytes once the thread has its state, also inside a
-//! time namespace (whose vDSO data pages are laid out differently); exactly one per
-//! call for the flags the vDSO must not answer (an unknown bit, `GRND_INSECURE |
-//! GRND_RANDOM`); exactly one per call everywhere where the vDSO has no getrandom.
+//! a thread's first `SYSCALL_DRAWS` draws are system calls and map nothing (a
+//! short-lived process costs what the system call costs); the next takes a state (one
+//! page, one system call for its key); then none over 100,000 calls of 16 bytes, also
+//! inside a time namespace (whose vDSO data pages are laid out differently); exactly
+//! one per call for the flags the vDSO must not answer (an unknown bit,
+//! `GRND_INSECURE | GRND_RANDOM`); exactly one per call everywhere where the vDSO has
+//! no getrandom (and without `std`).
 
 mod getrandom_common;
 mod reliability_common;
 
 use std::time::Duration;
 
-use getrandom_common::{log_path, marker, sections, skip, strace_args, strace_unusable};
+use getrandom_common::{
+    log_path, marker, sections, sections_of, skip, strace_args, strace_unusable,
+};
 use reliability_common::{child_mode, expect_no_vdso, process, run_child};
+use vdsotime::random::SYSCALL_DRAWS;
 use vdsotime::{Function, GrndFlags, Path};
 
 const TEST: &str = "getrandom_syscalls_counted_by_strace";
@@ -29,14 +35,20 @@ fn calls() -> usize {
 }
 const REFUSED_CALLS: usize = 100;
 
-/// The child: a warm-up call, then each section between markers.
+/// The child: each section between markers: the first draws, the one that takes a
+/// state, the steady state, the refused flags.
 fn child() {
     let mut buf = [0u8; 16];
     let path = vdsotime::path(Function::Getrandom);
     println!(); // the harness's "test ... " has no newline
     println!("PATH {path}");
     println!("VDSO {}", matches!(path, Path::Vdso { .. }));
-    vdsotime::getrandom(&mut buf, GrndFlags::NONE).expect("warm-up");
+    marker();
+    for _ in 0..SYSCALL_DRAWS {
+        vdsotime::getrandom(&mut buf, GrndFlags::NONE).expect("a first draw");
+    }
+    marker();
+    vdsotime::getrandom(&mut buf, GrndFlags::NONE).expect("the draw that takes a state");
     marker();
     for _ in 0..calls() {
         let n = vdsotime::getrandom(std::hint::black_box(&mut buf), GrndFlags::NONE);
@@ -65,30 +77,43 @@ fn count(test: &str, outer: &[&str]) {
     let run = run_child(test, "strace", &wrapper, Duration::from_secs(120));
     assert!(run.status.success(), "child failed: {run:#?}");
     assert_eq!(run.values("CHILD_OK").len(), 1, "{run:#?}");
-    let counts = sections(&log);
+    let (counts, mmaps) = (sections(&log), sections_of(&log, "mmap"));
     let _ = std::fs::remove_file(&log);
     assert_eq!(
         counts.len(),
-        4,
+        6,
         "markers missing from the strace log: {counts:?}"
     );
     let vdso = run.values("VDSO ")[0] == "true";
     println!(
-        "{test}: path {}, getrandom syscalls: {} for {} calls, {} for {REFUSED_CALLS} refused flags",
+        "{test}: path {}, getrandom syscalls (mmap): {} ({}) for the first {SYSCALL_DRAWS} \
+         draws, {} ({}) for the next, {} for {} calls, {} for {REFUSED_CALLS} refused flags",
         run.values("PATH ")[0],
         counts[1],
+        mmaps[1],
+        counts[2],
+        mmaps[2],
+        counts[3],
         calls(),
-        counts[2]
+        counts[4]
     );
+    assert_eq!(counts[1], SYSCALL_DRAWS, "the first draws are system calls");
+    // The next takes a state: the vDSO makes one system call for the state's key.
+    assert_eq!(counts[2], 1, "the draw after the first ones");
+    if vdso {
+        // Under valgrind (no vDSO) the tool's own mappings would be counted.
+        assert_eq!(mmaps[1], 0, "the first draws must map nothing");
+        assert_eq!(mmaps[2], 1, "the next draw maps the process's first page");
+    }
     let expected = if vdso { 0 } else { calls() };
     assert_eq!(
-        counts[1],
+        counts[3],
         expected,
         "syscalls for {} calls of 16 bytes (vDSO: {vdso})",
         calls()
     );
     assert_eq!(
-        counts[2], REFUSED_CALLS,
+        counts[4], REFUSED_CALLS,
         "flags the vDSO must not answer: not exactly one syscall each"
     );
 }

@@ -207,7 +207,8 @@ fn states_return_at_thread_exit_and_are_reused() {
             .map(|_| {
                 std::thread::spawn(|| {
                     let mut buf = [0u8; 16];
-                    for _ in 0..2 {
+                    // Enough draws to take a state.
+                    for _ in 0..=random::SYSCALL_DRAWS {
                         assert_eq!(vdsotime::getrandom(&mut buf, GrndFlags::NONE), Ok(16));
                     }
                 })

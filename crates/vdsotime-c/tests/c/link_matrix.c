@@ -9,7 +9,8 @@
  * Built per link mode:
  *   (plain)        linked against libvdsotime: shared, the archive, -static, -static-pie.
  *                  errno must still be 0 when main starts (IFUNC resolvers ran by then).
- *   -DVIA_DLOPEN   not linked: three rounds of dlopen(LIBRARY), the checks, dlclose, with
+ *   -DVIA_DLOPEN   not linked: three rounds of dlopen(LIBRARY) (libvdsotime.so.0, or a
+ *                  plugin built from the archive: tests/c/plugin.c), the checks, dlclose, with
  *                  two threads per round that take a getrandom state (a thread-exit
  *                  destructor) and exit only after the dlclose.
  *   -DLIBC_NAMES   the libc names, run under LD_PRELOAD of the preload library: each must

@@ -8,8 +8,10 @@
  * -DLIBC_NAMES, calling getrandom and getentropy by their libc names under LD_PRELOAD of
  * libvdsotime_preload.so (it then also checks that both names are bound to the preload).
  *
- * `random_test count N` instead makes one warm-up call, then N calls of 16 bytes between two
- * marker system calls (faccessat of a path no program uses), for strace to count.
+ * `random_test count N WARM` instead makes WARM warm-up calls (enough for the thread to
+ * take its vDSO state: its first draws make the system call), then N calls of 16 bytes
+ * between two marker system calls (faccessat of a path no program uses), for strace to
+ * count.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -161,11 +163,12 @@ static void bound_to_preload(const char *name)
 }
 #endif
 
-static int count(long n)
+static int count(long n, long warm)
 {
 	unsigned char buf[16];
-	if (T_getrandom(buf, sizeof buf, 0) != 16)
-		return 1;
+	for (long i = 0; i < warm; i++)
+		if (T_getrandom(buf, sizeof buf, 0) != 16)
+			return 1;
 	syscall(SYS_faccessat, AT_FDCWD, MARKER, F_OK);
 	for (long i = 0; i < n; i++)
 		if (T_getrandom(buf, sizeof buf, 0) != 16)
@@ -177,8 +180,8 @@ static int count(long n)
 
 int main(int argc, char **argv)
 {
-	if (argc == 3 && strcmp(argv[1], "count") == 0)
-		return count(atol(argv[2]));
+	if (argc == 4 && strcmp(argv[1], "count") == 0)
+		return count(atol(argv[2]), atol(argv[3]));
 	flags_and_lengths();
 	null_buffers();
 	getentropy_cases();

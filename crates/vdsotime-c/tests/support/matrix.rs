@@ -30,6 +30,9 @@ pub enum Link {
     StaticPie,
     /// Not linked: dlopen, the checks, dlclose, three times, threads exiting after.
     Dlopen,
+    /// As [`Link::Dlopen`], of a plugin: a shared object with libvdsotime.a inside,
+    /// linked without `-z nodelete`.
+    Plugin,
     /// The libc names, served by the preload library (`LD_PRELOAD`).
     Preload,
 }
@@ -63,6 +66,13 @@ macro_rules! link_mode_tests {
         #[test]
         fn dlopen_dlclose_loop() {
             $cell("dlopen_dlclose_loop", Link::Dlopen);
+        }
+
+        /// The same with a plugin built from the static archive (no `-z nodelete`):
+        /// after its dlclose, its threads' exit must not call into it.
+        #[test]
+        fn plugin_from_the_archive_dlclosed() {
+            $cell("plugin_from_the_archive_dlclosed", Link::Plugin);
         }
 
         #[test]
@@ -153,6 +163,10 @@ pub fn build(tc: &Toolchain, link: Link, prefix: &Path, dir: &Path) -> Result<Pr
             flags.extend(["-DVIA_DLOPEN".into(), include, "-ldl".into()]);
             args.push(lib.join("libvdsotime.so.0").into());
         }
+        Link::Plugin => {
+            flags.extend(["-DVIA_DLOPEN".into(), include, "-ldl".into()]);
+            args.push(build_plugin(tc, prefix, dir).into());
+        }
         Link::Preload => {
             flags.extend(["-DLIBC_NAMES".into(), include, "-ldl".into()]);
             env.push(("LD_PRELOAD", lib.join("libvdsotime_preload.so").into()));
@@ -168,6 +182,27 @@ pub fn build(tc: &Toolchain, link: Link, prefix: &Path, dir: &Path) -> Result<Pr
         env,
         static_glibc: tc.glibc && matches!(link, Link::Static | Link::StaticPie),
     })
+}
+
+/// tests/c/plugin.c as a shared object with the static archive inside, linked as
+/// vdsotime-static.pc says, and not `-z nodelete` (so its dlclose unmaps it).
+fn build_plugin(tc: &Toolchain, prefix: &Path, dir: &Path) -> PathBuf {
+    let plugin = dir.join("plugin.so");
+    let mut flags: Vec<String> = vec!["-shared".into(), "-fPIC".into(), "-pthread".into()];
+    flags.extend(pkg_config_static(prefix, "vdsotime-static"));
+    flags.extend(tc.archive_extra.iter().cloned());
+    let source = crate_dir().join("tests/c/plugin.c");
+    cc_with(tc.command(Link::Plugin), &[source], &plugin, &flags);
+    let dynamic = dynamic_section(&plugin);
+    assert!(
+        !dynamic.contains("NODELETE"),
+        "the plugin must be unloadable:\n{dynamic}"
+    );
+    assert!(
+        !dynamic.contains("[libvdsotime.so.0]"),
+        "the plugin must hold the archive:\n{dynamic}"
+    );
+    plugin
 }
 
 /// Whether `tc` makes a program of this kind from an empty `main`: it needs the C

@@ -4,7 +4,10 @@
 //! call), the system call itself and the `getrandom` crate (its default backend: libc).
 //! Interleaved rounds, as `vdsotime bench`: each path's figure is its fastest trial, and
 //! its ratio to the `vdso-state` floor is the median over rounds. Also where the system
-//! call overtakes the vDSO on this machine, and the first call in fresh processes.
+//! call overtakes the vDSO on this machine, and the first call of short-lived processes
+//! and threads ([`fresh`], and the first-call probe).
+
+mod fresh;
 
 use std::time::Duration;
 
@@ -45,6 +48,11 @@ pub struct Args {
     /// the system call, one process per path per round (0: skip).
     #[arg(long, default_value_t = 20)]
     pub first_call_runs: usize,
+    /// Rounds of short-lived threads and processes: a fresh thread's first draw, and fork +
+    /// one draw in the child + exit + wait, through vdsotime, libc and the system call
+    /// (0: skip).
+    #[arg(long, default_value_t = 51)]
+    pub fresh_rounds: usize,
 }
 
 /// One measured cell, as written to JSON.
@@ -79,6 +87,10 @@ pub struct Report {
     pub crossover: Option<Crossover>,
     /// The first getrandom in a fresh process, through each path, if measured.
     pub first_call: Option<FirstCalls>,
+    /// The first getrandom in a fresh thread, through each path, if measured.
+    pub fresh_thread: Option<fresh::Fresh>,
+    /// fork + one draw in the child + exit + wait, through each path, if measured.
+    pub fork_draw_exit_wait: Option<fresh::Fresh>,
 }
 
 /// Where the system call overtakes the vDSO on this machine: per byte, the vDSO's
@@ -181,6 +193,8 @@ pub fn collect(sizes: &[usize], plan: &Plan) -> Report {
         crossover: Crossover::find(&rows, &route),
         rows,
         first_call: None,
+        fresh_thread: None,
+        fork_draw_exit_wait: None,
     }
 }
 
@@ -229,7 +243,17 @@ pub fn run(a: &Args, json: bool) -> Exit {
     } else {
         a.bytes.iter().map(|&b| b as usize).collect()
     };
+    // Before anything in this process draws through vdsotime: each child starts as a
+    // fresh process does, without a state or a page of states.
+    let forked = (a.fresh_rounds > 0)
+        .then(|| fresh::fork_draw_exit_wait(a.fresh_rounds))
+        .transpose()?;
     let mut report = collect(&sizes, &plan);
+    report.fork_draw_exit_wait = forked;
+    // After: the pool has states to lend, as in a process that has drawn before.
+    report.fresh_thread = (a.fresh_rounds > 0)
+        .then(|| fresh::first_in_a_thread(a.fresh_rounds))
+        .transpose()?;
     if a.first_call_runs > 0 {
         report.first_call = Some(first_call::measure(
             &FirstPath::GETRANDOM,
@@ -251,6 +275,13 @@ pub fn run(a: &Args, json: bool) -> Exit {
         if let Some(f) = &report.first_call {
             println!();
             f.print("first getrandom of 16 bytes in a fresh process");
+        }
+        for f in [&report.fresh_thread, &report.fork_draw_exit_wait]
+            .into_iter()
+            .flatten()
+        {
+            println!();
+            f.print();
         }
     }
     Ok(0)

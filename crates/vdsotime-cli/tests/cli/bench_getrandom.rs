@@ -13,6 +13,8 @@ fn bench_getrandom_json_has_every_size_and_path() {
             "200",
             "--first-call-runs",
             "2",
+            "--fresh-rounds",
+            "3",
         ],
         0,
     );
@@ -68,6 +70,21 @@ fn bench_getrandom_json_has_every_size_and_path() {
         &["getrandom-vdsotime", "getrandom-glibc", "getrandom-syscall"],
         &["getrandom-vdsotime", "getrandom-syscall"],
     );
+    for key in ["fresh_thread", "fork_draw_exit_wait"] {
+        let f = &v[key];
+        assert_eq!(f["rounds"], 3, "{key}: {f}");
+        let paths: Vec<&str> = f["paths"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{key}: {f}"))
+            .iter()
+            .map(|p| {
+                positive(&p["min_ns"], "min_ns");
+                positive(&p["ratio_to_syscall"], "ratio_to_syscall");
+                p["path"].as_str().unwrap()
+            })
+            .collect();
+        assert_eq!(paths, ["vdsotime", "libc", "syscall"], "{key}");
+    }
 }
 
 #[test]
@@ -82,6 +99,8 @@ fn bench_getrandom_table_and_bad_sizes() {
         "16",
         "--first-call-runs",
         "1",
+        "--fresh-rounds",
+        "1",
     ]));
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("| 16 "), "{out}");
@@ -93,6 +112,12 @@ fn bench_getrandom_table_and_bad_sizes() {
     );
     for path in ["getrandom-vdsotime", "getrandom-glibc", "getrandom-syscall"] {
         assert!(out.contains(&format!("| {path} ")), "{path}: {out}");
+    }
+    for title in [
+        "first getrandom of 16 bytes in a fresh thread: 1 rounds",
+        "fork + one 16-byte getrandom in the child + exit + wait: 1 rounds",
+    ] {
+        assert!(out.contains(title), "{title}: {out}");
     }
     // Usage errors: sysexits' EX_USAGE, as for every subcommand.
     let (code, _, err) = parts(&run(&["bench-getrandom", "--bytes", "0"]));

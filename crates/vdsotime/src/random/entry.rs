@@ -66,7 +66,19 @@ pub fn params() -> Option<Params> {
         0 => resolve(),
         a => a,
     };
-    if addr == ABSENT {
+    loaded(addr)
+}
+
+/// [`params`] if the vDSO was looked up already; `None` rather than look it up.
+#[cfg(feature = "std")]
+pub(crate) fn params_if_looked_up() -> Option<Params> {
+    loaded(ADDR.load(Ordering::Acquire))
+}
+
+/// The parameters behind a value of `ADDR`.
+#[inline]
+fn loaded(addr: usize) -> Option<Params> {
+    if addr == 0 || addr == ABSENT {
         return None;
     }
     Some(Params {

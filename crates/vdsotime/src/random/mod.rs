@@ -2,10 +2,12 @@
 //! generator run in user space, keyed and reseeded by the kernel, with the results and
 //! errors of the `getrandom(2)` system call.
 //!
-//! - [`crate::getrandom`] and [`fill`]: with the `std` feature, each thread gets a
-//!   state of its own on its first call, from a lock-free pool of pages; the state goes
-//!   back to the pool when the thread exits ([`pool_stats`]). Without `std` they make
-//!   the system call, and [`State`] is the fast path.
+//! - [`crate::getrandom`] and [`fill`]: with the `std` feature, a thread's first
+//!   [`SYSCALL_DRAWS`] draws make the system call (a thread or process that draws once
+//!   costs no more than the system call), and its next one takes a state of its own
+//!   from a lock-free pool of pages; the state goes back to the pool when the thread
+//!   exits ([`pool_stats`]). Without `std` they make the system call, and [`State`] is
+//!   the fast path.
 //! - [`State`]: a state the caller owns, for `no_std` programs.
 //!
 //! What the kernel guarantees and this module keeps: a state is used by one thread at
@@ -36,6 +38,14 @@ pub use state::State;
 
 use crate::{Errno, Path};
 
+/// How many draws a thread makes by the system call before [`crate::getrandom`] takes
+/// a vDSO state for it (with `std`; without, every draw is a system call): a
+/// short-lived thread or process costs what the system call costs, and one that keeps
+/// drawing pays these few system calls once, then has the vDSO's speed. Taking a
+/// process's first state maps a page (about 25 µs); a later thread's is one system
+/// call (the state's first key).
+pub const SYSCALL_DRAWS: usize = 4;
+
 /// `getrandom(2)`: fills up to `buf.len()` bytes and says how many, with the system
 /// call's semantics: an unknown flag or `GRND_INSECURE | GRND_RANDOM` gives `EINVAL`;
 /// an empty buffer gives 0; a request above `INT_MAX` rounded down to a page is cut to
@@ -43,8 +53,9 @@ use crate::{Errno, Path};
 /// `GRND_NONBLOCK` gives `EAGAIN` and a blocking call may give `EINTR` (the vDSO then
 /// makes the system call itself). Use [`fill`] to get the whole buffer.
 ///
-/// With the `std` feature this uses the calling thread's vDSO state (taken on its first
-/// call); without it, the system call ([`State`] is the `no_std` fast path).
+/// With the `std` feature this uses the calling thread's vDSO state (taken after its
+/// first [`SYSCALL_DRAWS`] draws, which make the system call); without it, the system
+/// call ([`State`] is the `no_std` fast path).
 ///
 /// ```
 /// use vdsotime::{getrandom, Errno, GrndFlags};
@@ -113,8 +124,9 @@ pub unsafe fn fill_to(buf: *mut u8, len: usize, flags: GrndFlags) -> Result<(), 
     unsafe { fill_with(buf, len, flags, |b, n, f| once(b, n, f)) }
 }
 
-/// Which path [`crate::getrandom`] takes in this process: the vDSO symbol (each
-/// thread's first call also makes one system call, the vDSO's first key), or `syscall`
+/// Which path [`crate::getrandom`] takes in this process: the vDSO symbol (a thread's
+/// first [`SYSCALL_DRAWS`] draws make the system call, and its first vDSO draw one more,
+/// the state's first key), or `syscall`
 /// (no vDSO getrandom, no `std`, or no usable thread-exit hook).
 pub(crate) fn path() -> Path {
     #[cfg(feature = "std")]

@@ -127,6 +127,14 @@ pub(crate) fn take(p: &Params) -> Take {
     taken
 }
 
+/// Whether a state is free now (one given back by an exited thread, or never lent), so
+/// that taking it maps nothing.
+pub(crate) fn has_free() -> bool {
+    POOL.iter()
+        .take_while(|chunk| chunk.base.load(Ordering::Acquire) != 0)
+        .any(|chunk| chunk.free.load(Ordering::Relaxed) != 0)
+}
+
 /// A state given back by an exited thread, if any.
 fn reuse(p: &Params) -> Option<Lent> {
     for (i, chunk) in POOL.iter().enumerate() {
@@ -192,7 +200,10 @@ pub struct PoolStats {
 ///
 /// ```
 /// let mut buf = [0u8; 16];
-/// vdsotime::getrandom(&mut buf, vdsotime::GrndFlags::NONE).unwrap();
+/// // The first draws make the system call; the next one takes a state.
+/// for _ in 0..=vdsotime::random::SYSCALL_DRAWS {
+///     vdsotime::getrandom(&mut buf, vdsotime::GrndFlags::NONE).unwrap();
+/// }
 /// let s = vdsotime::random::pool_stats();
 /// assert!(s.in_use <= s.states);
 /// if vdsotime::random::params().is_some() {

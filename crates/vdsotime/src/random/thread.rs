@@ -7,15 +7,22 @@
 //! for signal handlers on this thread: the first call marks it `BUSY` with one atomic
 //! swap, so a handler that runs between "no state yet" and "taking one" cannot take a
 //! second state that the interrupted call would then overwrite and leak. Its value is a
-//! state's address or one of three marks:
+//! state's address or one of these marks:
 //!
-//! - `NONE`: no state yet; the next call takes one from the pool.
+//! - `NONE`, then `NONE + n`: no state yet, `n` draws made by the system call. A
+//!   thread's first [`SYSCALL_DRAWS`] draws make the system call, unless the pool has
+//!   a free state (taking one then maps nothing); the next draw takes a state, mapping
+//!   a page if it must. A process or thread that draws a few bytes once and exits
+//!   (`mktemp`, an interpreter's hash seed, a pre-fork server's child) then pays one
+//!   system call, not the vDSO's lookup and the mapping of a page (about 25 µs for a
+//!   process's first state); a thread that keeps drawing has the vDSO after those.
 //! - `BUSY`: this thread is taking one right now. A signal handler that interrupts
 //!   that and calls getrandom makes the system call (the vDSO's own `in_use` flag
 //!   does the same for a handler that interrupts the vDSO call itself).
 //! - `GONE`: the state went back at thread exit, or none could be had (pool full,
 //!   `mmap` refused): the system call, for good on this thread. (While another thread
-//!   maps a page, the mark stays `NONE` and the call makes the system call once.)
+//!   maps a page, the mark stays `NONE + SYSCALL_DRAWS` and the call makes the system
+//!   call once.)
 //!
 //! The state goes back to the pool when the thread exits, through a `pthread` key
 //! destructor, not a Rust `thread_local!` destructor: registering the latter runs
@@ -27,15 +34,27 @@
 //! getrandom) is not used, and every thread makes the system call instead. The key
 //! is created once per process by whichever thread gets there first; others make the
 //! system call meanwhile rather than wait (a waiting signal handler could deadlock).
+//!
+//! The key's destructor is code of the object this library is linked into, which may be
+//! a plugin that is `dlclose`d while threads that used it live on: their exit would then
+//! call into unmapped memory. So the object deletes the key when it is unloaded (a
+//! `.fini_array` entry, which `dlclose` and `exit` both run): no thread calls the
+//! destructor afterwards. The states those threads held stay taken, and the pages stay
+//! mapped (one page per 28 threads on x86-64), as the plugin's code can no longer use
+//! them; an object that stays loaded (`-z nodelete`) runs the entry at exit, when it
+//! changes nothing.
 
 use core::ffi::{c_int, c_uint, c_void};
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::random::{entry, pool, GrndFlags};
+use crate::random::{entry, pool, GrndFlags, SYSCALL_DRAWS};
 
 const NONE: usize = 0;
-const BUSY: usize = 1;
-const GONE: usize = 2;
+/// `NONE + SYSCALL_DRAWS`: the thread's next draw takes a state.
+const TAKE_NEXT: usize = NONE + SYSCALL_DRAWS;
+const BUSY: usize = TAKE_NEXT + 1;
+/// The last mark. States are at page-aligned addresses plus multiples of 16, far above.
+const GONE: usize = TAKE_NEXT + 2;
 
 std::thread_local! {
     static SLOT: AtomicUsize = const { AtomicUsize::new(NONE) };
@@ -47,6 +66,7 @@ extern "C" {
         destructor: Option<unsafe extern "C" fn(*mut c_void)>,
     ) -> c_int;
     fn pthread_setspecific(key: c_uint, value: *const c_void) -> c_int;
+    fn pthread_key_delete(key: c_uint) -> c_int;
 }
 
 /// Key states: not created, being created, unusable; else the key plus `KEY_BASE`.
@@ -77,29 +97,56 @@ pub(crate) unsafe fn call(buf: *mut u8, len: usize, flags: GrndFlags) -> isize {
     unsafe { first_or_fallback(buf, len, flags) }
 }
 
-/// Takes a state on a thread's first call; the system call otherwise.
+/// Counts a thread's first draws and takes a state once they are done; the system
+/// call otherwise.
 ///
 /// # Safety
 /// `buf` is writable for `len` bytes.
 #[cold]
 #[inline(never)]
 unsafe fn first_or_fallback(buf: *mut u8, len: usize, flags: GrndFlags) -> isize {
-    if let (true, Some(p)) = (flags.vdso_servable(), entry::params()) {
-        let state = SLOT.with(|s| match s.swap(BUSY, Ordering::Relaxed) {
-            NONE => {
+    if flags.vdso_servable() {
+        let state = SLOT.with(|s| {
+            // Takes a state (or not, as `claim` says) and records the outcome.
+            let take = |p: entry::Params| {
                 let (next, lent) = claim(&p);
                 s.store(next, Ordering::Relaxed);
-                lent
-            }
-            // Inside this thread's own claim (a signal handler): leave it to finish.
-            BUSY => None,
-            // A signal handler took one between the caller's look and here.
-            other => {
-                s.store(other, Ordering::Relaxed);
-                (other > GONE).then_some(other)
+                lent.map(|state| (state, p))
+            };
+            match s.swap(BUSY, Ordering::Relaxed) {
+                // A first draw: a free state costs no more than the system call, so it
+                // is taken now; else one more draw by the system call (below). The vDSO
+                // is not looked up for it: a thread or process that draws once pays
+                // neither its parsing nor its probe call.
+                drawn @ NONE..TAKE_NEXT => match entry::params_if_looked_up() {
+                    Some(p) if pool::has_free() => take(p),
+                    _ => {
+                        s.store(drawn + 1, Ordering::Relaxed);
+                        None
+                    }
+                },
+                // No vDSO getrandom: ask again next time (the lookup is then one load).
+                TAKE_NEXT => entry::params().map_or_else(
+                    || {
+                        s.store(TAKE_NEXT, Ordering::Relaxed);
+                        None
+                    },
+                    take,
+                ),
+                // Inside this thread's own claim (a signal handler): leave it to finish.
+                BUSY => None,
+                // A signal handler took one between the caller's look and here, or none
+                // can be had.
+                other => {
+                    s.store(other, Ordering::Relaxed);
+                    (other > GONE)
+                        .then(entry::params)
+                        .flatten()
+                        .map(|p| (other, p))
+                }
             }
         });
-        if let Some(state) = state {
+        if let Some((state, p)) = state {
             // SAFETY: the state is this thread's, carved as `p` says; `buf` is the
             // caller's.
             return unsafe {
@@ -123,12 +170,12 @@ unsafe fn first_or_fallback(buf: *mut u8, len: usize, flags: GrndFlags) -> isize
 fn claim(p: &entry::Params) -> (usize, Option<usize>) {
     let key = match key() {
         Key::Ready(k) => k,
-        Key::NotYet => return (NONE, None),
+        Key::NotYet => return (TAKE_NEXT, None),
         Key::Never => return (GONE, None),
     };
     let lent = match pool::take(p) {
         pool::Take::Lent(lent) => lent,
-        pool::Take::Later => return (NONE, None),
+        pool::Take::Later => return (TAKE_NEXT, None),
         pool::Take::Never => return (GONE, None),
     };
     // SAFETY: `key` is a live key; the value is a non-null token, never dereferenced.
@@ -168,6 +215,10 @@ fn create_key() -> Key {
     {
         return Key::NotYet;
     }
+    // A key needs its deletion at unload: keep the `.fini_array` entry in the link, in
+    // whichever object file the compiler put it.
+    // SAFETY: reading an initialised static.
+    let _ = unsafe { core::ptr::read_volatile(&FORGET_KEY_AT_UNLOAD) };
     let mut key: c_uint = 0;
     // SAFETY: `key` is writable; `release` is a valid destructor for the key's values.
     let ok = unsafe { pthread_key_create(&mut key, Some(release)) } == 0;
@@ -188,4 +239,22 @@ fn create_key() -> Key {
 unsafe extern "C" fn release(token: *mut c_void) {
     SLOT.with(|s| s.store(GONE, Ordering::Relaxed));
     pool::give_back(token as usize);
+}
+
+/// Runs when the object holding this code is unloaded or the process exits: see the
+/// module docs.
+#[used]
+#[link_section = ".fini_array"]
+static FORGET_KEY_AT_UNLOAD: unsafe extern "C" fn() = forget_key;
+
+/// Deletes the key, so that no thread's exit calls [`release`] after this object is
+/// gone. Later calls (other exit handlers) still work: a thread that holds a state
+/// keeps it, a thread without one makes the system call.
+unsafe extern "C" fn forget_key() {
+    let k = KEY.swap(KEY_UNUSABLE, Ordering::AcqRel);
+    if k >= KEY_BASE {
+        // SAFETY: `k` is the key this library created, deleted only here, once (the
+        // swap); deleting a key runs no destructor.
+        unsafe { pthread_key_delete((k - KEY_BASE) as c_uint) };
+    }
 }

@@ -67,7 +67,8 @@ pub fn strace_args(log: &std::path::Path) -> Vec<String> {
         "-qq",
         "-e",
         // access(2): Python's os.access; faccessat2: a libc that prefers it
-        "trace=getrandom,faccessat,faccessat2,access",
+        // mmap: the page a process's first state takes
+        "trace=getrandom,mmap,faccessat,faccessat2,access",
         "-o",
         log.to_str().expect("UTF-8 temp path"),
     ]
@@ -78,16 +79,28 @@ pub fn strace_args(log: &std::path::Path) -> Vec<String> {
 /// getrandom system calls in each section of an strace log: before the first marker,
 /// between the first and second, and so on.
 pub fn sections(log: &std::path::Path) -> Vec<usize> {
+    sections_of(log, "getrandom")
+}
+
+/// [`sections`] for the system call `name`.
+pub fn sections_of(log: &std::path::Path, name: &str) -> Vec<usize> {
     let text = std::fs::read_to_string(log).expect("strace log");
+    let call = format!("{name}(");
     let mut counts = vec![0];
     for line in text.lines() {
         if line.contains(MARKER.to_str().expect("ASCII")) {
             counts.push(0);
-        } else if line.contains("getrandom(") {
+        } else if line.contains(&call) {
             *counts.last_mut().expect("non-empty") += 1;
         }
     }
     counts
+}
+
+/// Draws that take a thread's vDSO state: its first `SYSCALL_DRAWS` make the system
+/// call, the next takes the state. A warm-up of this many leaves only vDSO draws.
+pub fn warm_up_draws() -> usize {
+    vdsotime::random::SYSCALL_DRAWS + 1
 }
 
 /// A fresh log path for one strace run.
