@@ -35,8 +35,21 @@
 //! getrandom states ([`random`]), and finds the vDSO with libc's `getauxval`. Without it
 //! (`default-features = false`) the vDSO is found through `/proc/self/auxv`, then
 //! `prctl(PR_GET_AUXV)`; a runtime that has the auxiliary vector or the vDSO's address
-//! already hands it over with [`init_from_auxv`] or [`init_from_image`]. Nothing else
-//! changes: the same calls, the same paths.
+//! already hands it over with [`init_from_auxv`] or [`init_from_image`]. The calls and
+//! their paths are the same; what differs is the set-up: with `std`, a process's first
+//! call makes no system call to find the vDSO, and without it, it reads
+//! `/proc/self/auxv` (one `openat`, `read` and `close`) first. Without `std`, `getrandom`
+//! is the system call on every call unless the program holds a [`random::State`].
+//!
+//! # An unmapped vDSO
+//!
+//! A process may unmap its vDSO (sandboxes and checkpoint/restore tools do). A function's
+//! first call, which binds it, confirms with one `msync` that the image's first page is
+//! still mapped before reading it; if it is not, that function takes the system call
+//! from then on. A function already bound when the image is unmapped keeps calling into
+//! it and faults (SIGSEGV), as glibc's own `clock_gettime` does: unmap the vDSO before the
+//! first call of any function, or not at all. A program that unmaps part of the image
+//! and keeps its first page is not covered (`munmap` of `[vdso]` removes all of it).
 //!
 //! ```
 //! use vdsotime::{ClockId, Timespec};

@@ -1,0 +1,118 @@
+//! A process that unmaps its vDSO (as sandboxes and checkpoint/restore tools do) gets the
+//! system call from every function not yet bound, with the system call's answers: the
+//! first call that binds a function confirms the image is still mapped before reading it.
+//! (A function bound while the image was mapped keeps calling it, and faults, as glibc's
+//! do: that is stated in the crate docs, not tested.)
+
+mod reliability_common;
+
+use std::io::Write;
+use std::time::Duration;
+
+use reliability_common::{bracket, bracket_time, child_mode, run_child, skip};
+use vdsotime::{ClockId, Function, Path};
+
+const TEST: &str = "a_process_that_unmapped_its_vdso_gets_the_system_call";
+
+/// The mappings to remove: `[vdso]` (where `AT_SYSINFO_EHDR` points) and the kernel's
+/// data pages beside it (`[vvar]`, `[vvar_vclock]`), as `(start, length)`.
+fn vdso_mappings(ehdr: usize) -> Vec<(usize, usize)> {
+    let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
+    let found: Vec<(usize, usize)> = maps
+        .lines()
+        .filter(|l| l.ends_with("[vdso]") || l.contains("[vvar"))
+        .map(|l| {
+            let range = l.split_whitespace().next().unwrap();
+            let (a, b) = range.split_once('-').unwrap();
+            let (a, b) = (
+                usize::from_str_radix(a, 16).unwrap(),
+                usize::from_str_radix(b, 16).unwrap(),
+            );
+            (a, b - a)
+        })
+        .collect();
+    assert!(
+        found.iter().any(|&(a, _)| a == ehdr),
+        "no [vdso] line at AT_SYSINFO_EHDR {ehdr:#x}:\n{maps}"
+    );
+    found
+}
+
+/// Every function, after the vDSO is gone: the system call's answers, by the syscall path.
+fn check_every_function() {
+    for clock in ClockId::ALL.iter().copied().chain([ClockId::from_raw(-1)]) {
+        bracket(clock).unwrap();
+        assert_eq!(
+            vdsotime::clock_getres(clock),
+            vdsotime::syscall::clock_getres(clock),
+            "clock_getres({clock:?})"
+        );
+    }
+    bracket_time().unwrap();
+    let b = vdsotime::syscall::gettimeofday().unwrap();
+    let v = vdsotime::gettimeofday().unwrap();
+    let a = vdsotime::syscall::gettimeofday().unwrap();
+    assert!(b <= v && v <= a, "gettimeofday {v:?} not in [{b:?}, {a:?}]");
+    let (cpu, _) = vdsotime::getcpu().unwrap();
+    assert!((cpu as usize) < 65536);
+    let mut buf = [0u8; 32];
+    assert_eq!(
+        vdsotime::getrandom(&mut buf, vdsotime::GrndFlags::from_raw(0)),
+        Ok(32)
+    );
+    for f in [
+        Function::ClockGettime(ClockId::MONOTONIC),
+        Function::ClockGetres(ClockId::MONOTONIC),
+        Function::Gettimeofday,
+        Function::Time,
+        Function::Getrandom,
+    ] {
+        let p = vdsotime::path(f);
+        assert!(
+            matches!(p, Path::Syscall),
+            "{f:?} takes {p} with no vDSO mapped"
+        );
+    }
+    assert!(vdsotime::vdso().is_none(), "vdso() found an unmapped image");
+    assert!(vdsotime::raw::clock_gettime().is_none());
+}
+
+/// The child: unmaps the vDSO, then calls every function. `fresh`: nothing was called
+/// before; `located`: the image was found (`vdso()`) but no function bound.
+fn child(mode: &str) {
+    // SAFETY: getauxval only reads the process's aux vector.
+    let ehdr = unsafe { libc::getauxval(libc::AT_SYSINFO_EHDR) } as usize;
+    let mappings = vdso_mappings(ehdr);
+    if mode == "located" {
+        assert_eq!(vdsotime::vdso().map(|v| v.base()), Some(ehdr));
+    }
+    for &(start, len) in &mappings {
+        // SAFETY: the vDSO's own mappings; nothing in this process calls the vDSO from
+        // here on but the library under test (glibc's own clock functions would fault,
+        // so the child ends with _exit, before the test harness reads the clock).
+        assert_eq!(unsafe { libc::munmap(start as *mut _, len) }, 0);
+    }
+    check_every_function();
+    println!("\nUNMAPPED_OK {mode}: {} mappings removed", mappings.len());
+    std::io::stdout().flush().unwrap();
+    // SAFETY: ends the process without the harness's own clock readings.
+    unsafe { libc::_exit(0) };
+}
+
+#[test]
+fn a_process_that_unmapped_its_vdso_gets_the_system_call() {
+    if let Some(mode) = child_mode() {
+        return child(&mode);
+    }
+    // SAFETY: getauxval only reads the process's aux vector.
+    if unsafe { libc::getauxval(libc::AT_SYSINFO_EHDR) } == 0 {
+        return skip::skip(TEST, "vdso", "no vDSO to unmap");
+    }
+    for mode in ["fresh", "located"] {
+        let run = run_child(TEST, mode, &[], Duration::from_secs(60));
+        assert!(
+            run.status.success() && run.values("UNMAPPED_OK").len() == 1,
+            "{mode}: {run:#?}"
+        );
+    }
+}
