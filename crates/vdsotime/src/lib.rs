@@ -7,8 +7,9 @@
 //! 21 ns against 159 ns, `CLOCK_MONOTONIC_COARSE` in 3.4 ns against 133 ns). This crate finds the vDSO in the auxiliary
 //! vector, parses its ELF image with every read bounds-checked, and calls it with nothing
 //! in between, falling back to raw system calls with the kernel's exact errors wherever
-//! the vDSO cannot serve a call. It never allocates on a clock path, never panics, takes
-//! no locks, and is async-signal-safe.
+//! the vDSO cannot serve a call. It never allocates on a clock path, never panics (but for
+//! [`Instant`]'s `+` and `-` with a `Duration` on overflow, where std's panic too; its
+//! `checked_*` methods do not), takes no locks, and is async-signal-safe.
 //!
 //! ```
 //! use vdsotime::{clock_gettime, ClockId, Errno, Function, Instant};
