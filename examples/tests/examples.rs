@@ -24,6 +24,11 @@ use vdsotime::{ClockId, Function};
 /// The core's runner of test processes: a time limit that kills the whole process group.
 #[path = "../../crates/vdsotime/tests/support/process.rs"]
 mod process;
+/// The core's `SKIP` convention and its test of whether strace works here.
+#[path = "../../crates/vdsotime/tests/support/skip.rs"]
+mod skip;
+#[path = "../../crates/vdsotime/tests/support/strace.rs"]
+mod strace;
 
 /// The limit for a nested build (vdsotime from scratch, release) or an example's run.
 const LIMIT: Duration = Duration::from_secs(600);
@@ -145,6 +150,50 @@ fn no_std_no_main_binary_links_and_reads_the_clocks() {
         let path = vdsotime::path(Function::ClockGettime(clock)).to_string();
         assert_eq!(field(&out, &format!("{clock} path")), path, "{out}");
     }
+}
+
+/// Without `std`, the first call reads `/proc/self/auxv` (one `openat`, `read`s and one
+/// `close`) and confirms the image by `msync`; the clocks themselves make no system call.
+/// strace shows every system call from the auxv `openat` to the exit: nothing else but
+/// the program's own `write`s and `exit_group`.
+#[test]
+fn no_std_first_call_reads_the_auxv_file_and_the_clocks_make_no_system_call() {
+    const TEST: &str = "no_std_first_call_reads_the_auxv_file_and_the_clocks_make_no_system_call";
+    if let Some(why) = strace::unusable() {
+        return skip::skip(TEST, "strace", why);
+    }
+    // SAFETY: getauxval only reads the process's aux vector.
+    if unsafe { libc::getauxval(libc::AT_SYSINFO_EHDR) } == 0 {
+        return skip::skip(TEST, "vdso", "no vDSO: every call is a system call");
+    }
+    let program = build("no-std", "vdsotime-no-std-example", None, "no-std");
+    let log = target_dir().join(format!("no-std-strace-{}", std::process::id()));
+    let out = process::output(
+        Command::new("strace")
+            .args(["-qq", "-o"])
+            .arg(&log)
+            .arg(&program),
+        LIMIT,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let trace = std::fs::read_to_string(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    let names: Vec<&str> = trace
+        .lines()
+        .skip_while(|l| !l.contains("\"/proc/self/auxv\""))
+        .filter_map(|l| l.split('(').next())
+        .filter(|n| !n.starts_with("+++"))
+        .collect();
+    let count = |name: &str| names.iter().filter(|&&n| n == name).count();
+    assert_eq!(count("openat"), 1, "the auxv file opened once:\n{trace}");
+    assert_eq!(count("close"), 1, "and closed once:\n{trace}");
+    assert!(count("read") >= 1, "and read:\n{trace}");
+    assert!(count("msync") >= 1, "the image confirmed mapped:\n{trace}");
+    let other: Vec<&&str> = names
+        .iter()
+        .filter(|n| !["openat", "read", "close", "msync", "write", "exit_group"].contains(n))
+        .collect();
+    assert!(other.is_empty(), "other system calls {other:?}:\n{trace}");
 }
 
 #[test]

@@ -69,3 +69,26 @@ fn static_library_matches_the_kernel() {
     assert!(stdout.contains(", 0 failed"), "{stdout}");
     println!("{stdout}");
 }
+
+/// A program that unmaps its vDSO and then calls libvdsotime's functions for the first time
+/// gets the system call's answers (it died of SIGSEGV before the library checked the
+/// mapping on binding): shared and static.
+#[test]
+fn a_program_that_unmapped_its_vdso_gets_the_system_call() {
+    let dir = scratch("unmapped");
+    let prefix = dir.join("prefix");
+    install(&prefix);
+    let source = crate_dir().join("tests/c/unmapped.c");
+    for (package, name) in [("vdsotime", "shared"), ("vdsotime-static", "static")] {
+        let exe = dir.join(format!("unmapped-{name}"));
+        let mut flags = pkg_config(&prefix, package);
+        if name == "static" {
+            flags.extend(archive_link_extra());
+        }
+        cc(std::slice::from_ref(&source), &exe, &flags);
+        let out = run_ok(Command::new(&exe).env("LD_LIBRARY_PATH", prefix.join("lib")));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains(", 0 failed"), "{name}: {stdout}");
+        println!("{name}: {stdout}");
+    }
+}

@@ -6,13 +6,24 @@ use core::time::Duration;
 /// A reading of `CLOCK_MONOTONIC`, like `std::time::Instant` but from this crate's
 /// fast path and usable without `std`.
 ///
+/// It has std's methods and operators, with std's behaviour: `Instant - Instant` and
+/// [`Instant::duration_since`] saturate to zero, `Instant ± Duration` (and `+=`, `-=`)
+/// panic on overflow exactly where std's do, and the `checked_*` methods are the
+/// non-panicking way. Reading the clock never panics; only these operators can, as
+/// std's do, and only for an instant the clock cannot reach.
+///
 /// ```
+/// use core::time::Duration;
 /// use vdsotime::Instant;
 /// let start = Instant::now();
 /// let later = Instant::now();
 /// assert!(later >= start);
-/// assert_eq!(start.duration_since(later), core::time::Duration::ZERO); // saturates
+/// assert_eq!(start.duration_since(later), Duration::ZERO); // saturates
+/// assert_eq!(start - later, Duration::ZERO); // so does `-`
 /// assert!(start.elapsed() >= later.duration_since(start));
+/// let deadline = start + Duration::from_millis(5);
+/// assert_eq!(deadline - start, Duration::from_millis(5));
+/// assert_eq!(deadline - Duration::from_millis(5), start);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Instant(Timespec);
@@ -32,8 +43,13 @@ impl Instant {
         clock_gettime(ClockId::MONOTONIC).map(Instant)
     }
 
-    /// The time since `earlier`, zero if `earlier` is later.
+    /// The time since `earlier`, zero if `earlier` is later (as std's since Rust 1.60).
     pub fn duration_since(&self, earlier: Instant) -> Duration {
+        self.saturating_duration_since(earlier)
+    }
+
+    /// The time since `earlier`, zero if `earlier` is later.
+    pub fn saturating_duration_since(&self, earlier: Instant) -> Duration {
         self.checked_duration_since(earlier).unwrap_or_default()
     }
 
@@ -76,9 +92,55 @@ impl Instant {
 
 impl core::ops::Sub for Instant {
     type Output = Duration;
-    /// Saturating, like `duration_since`.
+    /// Saturating, like [`Instant::duration_since`] and std's `Instant - Instant`.
     fn sub(self, earlier: Instant) -> Duration {
         self.duration_since(earlier)
+    }
+}
+
+impl core::ops::Add<Duration> for Instant {
+    type Output = Instant;
+    /// `self + d`, as std's `Instant + Duration`.
+    ///
+    /// # Panics
+    /// When the result does not fit, with std's message "overflow when adding duration
+    /// to instant"; [`Instant::checked_add`] returns `None` instead.
+    fn add(self, d: Duration) -> Instant {
+        self.checked_add(d)
+            .expect("overflow when adding duration to instant")
+    }
+}
+
+impl core::ops::AddAssign<Duration> for Instant {
+    /// `*self = *self + d`.
+    ///
+    /// # Panics
+    /// As `Instant + Duration`.
+    fn add_assign(&mut self, d: Duration) {
+        *self = *self + d;
+    }
+}
+
+impl core::ops::Sub<Duration> for Instant {
+    type Output = Instant;
+    /// `self - d`, as std's `Instant - Duration`.
+    ///
+    /// # Panics
+    /// When the result does not fit, with std's message "overflow when subtracting
+    /// duration from instant"; [`Instant::checked_sub`] returns `None` instead.
+    fn sub(self, d: Duration) -> Instant {
+        self.checked_sub(d)
+            .expect("overflow when subtracting duration from instant")
+    }
+}
+
+impl core::ops::SubAssign<Duration> for Instant {
+    /// `*self = *self - d`.
+    ///
+    /// # Panics
+    /// As `Instant - Duration`.
+    fn sub_assign(&mut self, d: Duration) {
+        *self = *self - d;
     }
 }
 
@@ -131,5 +193,28 @@ mod tests {
         // i64::MIN s + (u64::MAX s + 999_999_999 ns) is exactly the largest value.
         assert_eq!(first.checked_add(Duration::MAX), Some(last));
         assert_eq!(last.checked_sub(Duration::MAX), Some(first));
+    }
+
+    #[test]
+    fn the_operators_agree_with_the_checked_methods() {
+        for a in extremes() {
+            for b in extremes() {
+                assert_eq!(a - b, a.saturating_duration_since(b));
+            }
+            for d in [Duration::ZERO, Duration::from_nanos(1), Duration::MAX] {
+                if let Some(later) = a.checked_add(d) {
+                    assert_eq!(a + d, later);
+                    let mut x = a;
+                    x += d;
+                    assert_eq!(x, later);
+                }
+                if let Some(earlier) = a.checked_sub(d) {
+                    assert_eq!(a - d, earlier);
+                    let mut x = a;
+                    x -= d;
+                    assert_eq!(x, earlier);
+                }
+            }
+        }
     }
 }

@@ -7,8 +7,9 @@
 //! 21 ns against 159 ns, `CLOCK_MONOTONIC_COARSE` in 3.4 ns against 133 ns). This crate finds the vDSO in the auxiliary
 //! vector, parses its ELF image with every read bounds-checked, and calls it with nothing
 //! in between, falling back to raw system calls with the kernel's exact errors wherever
-//! the vDSO cannot serve a call. It never allocates on a clock path, never panics, takes
-//! no locks, and is async-signal-safe.
+//! the vDSO cannot serve a call. It never allocates on a clock path, never panics (but for
+//! [`Instant`]'s `+` and `-` with a `Duration` on overflow, where std's panic too; its
+//! `checked_*` methods do not), takes no locks, and is async-signal-safe.
 //!
 //! ```
 //! use vdsotime::{clock_gettime, ClockId, Errno, Function, Instant};
@@ -35,11 +36,24 @@
 //! getrandom states ([`random`]), and finds the vDSO with libc's `getauxval`. Without it
 //! (`default-features = false`) the vDSO is found through `/proc/self/auxv`, then
 //! `prctl(PR_GET_AUXV)`; a runtime that has the auxiliary vector or the vDSO's address
-//! already hands it over with [`init_from_auxv`] or [`init_from_image`]. The same calls,
-//! the same paths, except for random bytes: with no thread-locals to hold a per-thread
-//! state, [`getrandom`] and [`random::fill`] make the system call on every call, and a
+//! already hands it over with [`init_from_auxv`] or [`init_from_image`]. The calls and
+//! their paths are the same; what differs is the set-up and random bytes. With `std`, a
+//! process's first call finds the vDSO without a system call (it then confirms the image
+//! is mapped, see below); without it, it reads `/proc/self/auxv` (one `openat`, `read`
+//! and `close`) first. With no thread-locals to hold a per-thread state, [`getrandom`] and
+//! [`random::fill`] make the system call on every call without `std`, and a
 //! [`random::State`] the caller holds (one mapped page) is how a `no_std` program gets
 //! the vDSO's speed.
+//!
+//! # An unmapped vDSO
+//!
+//! A process may unmap its vDSO (sandboxes and checkpoint/restore tools do). A function's
+//! first call, which binds it, confirms with one `msync` that the image's first page is
+//! still mapped before reading it; if it is not, that function takes the system call
+//! from then on. A function already bound when the image is unmapped keeps calling into
+//! it and faults (SIGSEGV), as glibc's own `clock_gettime` does: unmap the vDSO before the
+//! first call of any function, or not at all. A program that unmaps part of the image
+//! and keeps its first page is not covered (`munmap` of `[vdso]` removes all of it).
 //!
 //! ```
 //! use vdsotime::{ClockId, Timespec};

@@ -15,9 +15,12 @@ const CALLS: usize = 100;
 const TRACED: &str =
     "trace=clock_gettime,clock_gettime64,clock_getres,clock_getres_time64,gettimeofday,time,getcpu";
 
-/// The system calls that finding and confirming the vDSO could make: `mincore` (to confirm
-/// a mapping), `prctl` (`PR_GET_AUXV`), and reading `/proc/self/auxv`.
-const LOOKING: &str = "trace=mincore,prctl,openat,read,close";
+/// The system calls that finding the vDSO could make: `prctl` (`PR_GET_AUXV`) and
+/// reading `/proc/self/auxv`.
+const LOOKING: &str = "trace=prctl,openat,read,close";
+
+/// The system call that confirms an image is (still) mapped before it is read.
+const CONFIRMING: &str = "trace=msync";
 
 /// Runs the child case under strace (after `prefix`, e.g. `env VAR=value`) and returns
 /// how many of the traced syscalls it made.
@@ -178,11 +181,13 @@ fn syscalls_per_call() {
 }
 
 /// Finding the vDSO through this process's own auxiliary vector (libc's `getauxval`)
-/// makes no system call: the kernel's mapping needs no `mincore` to confirm it. An
-/// address the caller names still gets it, the first page and then the whole image.
+/// makes no system call. Binding a function confirms the image's first page is still
+/// mapped (a process may have unmapped its vDSO) by exactly one `msync`, on the call that
+/// binds it and never again; an address the caller names gets two more, for its first
+/// page and then the whole image.
 #[test]
-fn the_first_call_confirms_no_kernel_mapping_by_system_call() {
-    const TEST: &str = "the_first_call_confirms_no_kernel_mapping_by_system_call";
+fn binding_confirms_the_mapping_by_one_system_call() {
+    const TEST: &str = "binding_confirms_the_mapping_by_one_system_call";
     if let Some(why) = support::strace::unusable() {
         return skip(TEST, "strace", why);
     }
@@ -193,14 +198,22 @@ fn the_first_call_confirms_no_kernel_mapping_by_system_call() {
         "the first calls looked for the vDSO by system call"
     );
     if vdsotime::vdso().is_none() {
-        return skip(TEST, "vdso", "no vDSO: no caller-given image to confirm");
+        return skip(TEST, "vdso", "no vDSO: no image to confirm");
     }
-    let mincore = "trace=mincore";
-    let before = count_traced("none/vdso", &[], mincore);
-    let given = count_traced("every/caller", &[], mincore).saturating_sub(before);
+    let before = count_traced("none/vdso", &[], CONFIRMING);
+    for call in [
+        "gettime-monotonic",
+        "getres-monotonic",
+        "gettimeofday",
+        "time",
+    ] {
+        let made = count_traced(&format!("{call}/vdso"), &[], CONFIRMING).saturating_sub(before);
+        assert_eq!(made, 1, "{call}: msync for {CALLS} calls");
+    }
+    let given = count_traced("gettime-monotonic/caller", &[], CONFIRMING).saturating_sub(before);
     assert_eq!(
-        given, 2,
-        "mincore for the caller's first page and whole image"
+        given, 3,
+        "msync for the caller's first page and whole image, then on binding"
     );
 }
 
