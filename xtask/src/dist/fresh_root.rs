@@ -1,6 +1,6 @@
 //! The fresh-root tests: for each Debian release, `mmdebstrap` makes a minimal root file
 //! system (minbase, plus what the test uses: a C compiler, pkg-config, man-db) from the
-//! machine's own Debian mirror, copies the packages in and runs
+//! machine's own Debian mirror while the packages build, then copies them in and runs
 //! scripts/dist/in-fresh-root.sh inside it (install, use, purge). The root is thrown away
 //! (target `/dev/null`). The arm64 root runs under QEMU user mode and gets no C compiler
 //! (emulated, installing and running gcc would cost minutes): its quick-start programs are
@@ -28,7 +28,9 @@ impl Root {
     }
 }
 
-/// The `mmdebstrap` command for `root`, with `dir` (the packages and the test) copied in.
+/// The `mmdebstrap` command for `root`. Its last hooks wait until `dir` holds the packages
+/// and the test (the file `ready`; `abort` ends it), copy them in and run the test: the
+/// root is made while the packages build.
 fn mmdebstrap(root: &Root, dir: &Path, codename: &str) -> Result<Command, String> {
     let (uris, key) = apt::release_source(codename)?;
     let options = key.map_or(String::new(), |k| format!("[signed-by={k}] "));
@@ -39,19 +41,16 @@ fn mmdebstrap(root: &Root, dir: &Path, codename: &str) -> Result<Command, String
     } else {
         "man-db"
     };
-    let files: Vec<String> = fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .flatten()
-        .map(|e| e.path().display().to_string())
-        .collect();
+    let d = dir.display();
     let mut cmd = Command::new("mmdebstrap");
     cmd.args(["--quiet", "--variant=minbase", "--mode=root"])
         .arg(format!("--architectures={}", root.arch.name))
         .arg(format!("--include={include}"))
-        .arg(format!("--customize-hook=mkdir -p \"$1{inside}\""))
         .arg(format!(
-            "--customize-hook=copy-in {} {inside}",
-            files.join(" ")
+            "--customize-hook=until [ -e {d}/ready ]; do [ ! -e {d}/abort ] || exit 1; sleep 1; done"
+        ))
+        .arg(format!(
+            "--customize-hook=mkdir -p \"$1{inside}\" && cp {d}/*.deb {d}/*.sh {d}/quickstart* \"$1{inside}/\""
         ))
         .arg(format!(
             "--customize-hook=chroot \"$1\" sh {inside}/in-fresh-root.sh {inside}{}",
@@ -117,27 +116,60 @@ fn cross_quickstart(
     apt::logged(stat, log, "clang (static quick start)")
 }
 
-/// Makes every root and runs the test in each, all at once (mostly downloads and dpkg);
-/// each root's output goes to `logs/fresh-root-<suite>-<arch>.log`. `debs` maps each
-/// architecture to its packages.
-pub fn run(
-    root_dir: &Path,
-    roots: &[Root],
-    debs: &[(DebArch, Vec<PathBuf>)],
-    work: &Path,
-    logs: &Path,
-) -> Result<(), String> {
+/// The roots being made, each waiting for its packages.
+#[derive(Debug)]
+pub struct Started {
+    roots: Vec<(Root, Child, PathBuf, PathBuf, Instant)>,
+}
+
+/// Starts making every root (mostly downloads and dpkg, while the packages build); each
+/// root's output goes to `logs/fresh-root-<suite>-<arch>.log`.
+pub fn start(roots: &[Root], work: &Path, logs: &Path) -> Result<Started, String> {
     let codename = apt::codename().ok_or("no VERSION_CODENAME in /etc/os-release")?;
-    let mut running: Vec<(Root, Child, PathBuf, Instant)> = Vec::new();
-    let mut failures = Vec::new();
+    let mut started = Started { roots: Vec::new() };
     for root in roots {
-        let dir = work.join(root.name());
+        let dir = work.join(format!("fresh-root-{}", root.name()));
         if dir.exists() {
             fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
         fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let log = logs.join(format!("fresh-root-{}.log", root.name()));
-        let _ = fs::remove_file(&log);
+        let file = fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+        let err = file.try_clone().map_err(|e| e.to_string())?;
+        let child = mmdebstrap(root, &dir, &codename)?
+            .stdin(Stdio::null())
+            .stdout(file)
+            .stderr(err)
+            .spawn()
+            .map_err(|e| format!("mmdebstrap: {e}"))?;
+        println!("fresh root {}: being made (mmdebstrap)", root.name());
+        started
+            .roots
+            .push((root.clone(), child, dir, log, Instant::now()));
+    }
+    Ok(started)
+}
+
+impl Drop for Started {
+    /// Roots never given their packages (the build failed) end rather than wait forever.
+    fn drop(&mut self) {
+        for (_, child, dir, _, _) in &mut self.roots {
+            let _ = fs::write(dir.join("abort"), "");
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Gives each started root its packages (`debs` maps each architecture to its own), the
+/// test and the quick start, and waits for every test's verdict.
+pub fn finish(
+    mut started: Started,
+    root_dir: &Path,
+    debs: &[(DebArch, Vec<PathBuf>)],
+    work: &Path,
+) -> Result<(), String> {
+    let source = root_dir.join("examples/c/quickstart.c");
+    for (root, _, dir, log, _) in &started.roots {
         let own: &[PathBuf] = debs
             .iter()
             .find(|(a, _)| a.name == root.arch.name)
@@ -147,27 +179,18 @@ pub fn run(
         }
         let mut files: Vec<PathBuf> = own.to_vec();
         files.push(root_dir.join("scripts/dist/in-fresh-root.sh"));
-        let source = root_dir.join("examples/c/quickstart.c");
         files.push(source.clone());
         for f in &files {
             let name = f.file_name().unwrap_or_default();
             fs::copy(f, dir.join(name)).map_err(|e| format!("{}: {e}", f.display()))?;
         }
         if root.arch.qemu.is_some() {
-            cross_quickstart(root.arch, own, &source, &dir, work, &log)?;
+            cross_quickstart(root.arch, own, &source, dir, work, log)?;
         }
-        let cmd = mmdebstrap(root, &dir, &codename)?;
-        let file = fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
-        let err = file.try_clone().map_err(|e| e.to_string())?;
-        let child = {
-            let mut cmd = cmd;
-            cmd.stdin(Stdio::null()).stdout(file).stderr(err).spawn()
-        }
-        .map_err(|e| format!("mmdebstrap: {e}"))?;
-        println!("fresh root {}: started", root.name());
-        running.push((root.clone(), child, log, Instant::now()));
+        fs::write(dir.join("ready"), "").map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    for (root, mut child, log, start) in running {
+    let mut failures = Vec::new();
+    for (root, mut child, _, log, start) in started.roots.drain(..) {
         let status = child.wait().map_err(|e| format!("mmdebstrap: {e}"))?;
         let text = fs::read_to_string(&log).unwrap_or_default();
         for line in text
@@ -178,7 +201,10 @@ pub fn run(
         }
         let secs = start.elapsed().as_secs();
         if status.success() && text.contains("PASS: fresh root") {
-            println!("fresh root {}: PASS ({secs} s)", root.name());
+            println!(
+                "fresh root {}: PASS ({secs} s since it was started)",
+                root.name()
+            );
         } else {
             for line in text
                 .lines()
@@ -191,7 +217,7 @@ pub fn run(
                 println!("  {}| {line}", root.name());
             }
             println!(
-                "fresh root {}: FAIL ({status}, {secs} s, see {})",
+                "fresh root {}: FAIL ({status}, see {})",
                 root.name(),
                 log.display()
             );

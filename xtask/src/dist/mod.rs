@@ -122,6 +122,28 @@ fn run(opts: &Options, durations: &mut Vec<String>) -> Result<(), String> {
         || setup::prepare(&arches, &musl, &logs.join("setup.log")),
     )?;
 
+    // The fresh roots are made while the packages build (downloads and dpkg, not cargo).
+    let started = if opts.test {
+        let mut roots = vec![
+            Root {
+                suite: "bookworm",
+                arch: AMD64,
+            },
+            Root {
+                suite: "trixie",
+                arch: AMD64,
+            },
+        ];
+        if !opts.no_arm64 {
+            roots.push(Root {
+                suite: "bookworm",
+                arch: ARM64,
+            });
+        }
+        Some(fresh_root::start(&roots, &work, &logs)?)
+    } else {
+        None
+    };
     let mut artifacts = Vec::new();
     let mut by_arch = Vec::new();
     for arch in &arches {
@@ -162,26 +184,12 @@ fn run(opts: &Options, durations: &mut Vec<String>) -> Result<(), String> {
     for a in &artifacts {
         println!("{}", a.display());
     }
-    if opts.test {
-        let mut roots = vec![
-            Root {
-                suite: "bookworm",
-                arch: AMD64,
-            },
-            Root {
-                suite: "trixie",
-                arch: AMD64,
-            },
-        ];
-        if !opts.no_arm64 {
-            roots.push(Root {
-                suite: "bookworm",
-                arch: ARM64,
-            });
-        }
-        timed("fresh roots (mmdebstrap), all at once", durations, || {
-            fresh_root::run(&root, &roots, &by_arch, &work, &logs)
-        })?;
+    if let Some(started) = started {
+        timed(
+            "fresh roots: the tests (the roots were made during the builds)",
+            durations,
+            || fresh_root::finish(started, &root, &by_arch, &work),
+        )?;
         timed("static binaries", durations, || {
             static_run::run(&out, &version, &musl, &work, &logs.join("static-run.log"))
         })?;
