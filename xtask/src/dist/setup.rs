@@ -10,8 +10,9 @@ use crate::{apt, binfmt, qemu, toolchain};
 use super::debian::DebArch;
 
 /// Debian packages every run needs: dpkg-buildpackage with debhelper, lintian, the C
-/// compiler driver the cross builds link with, and mmdebstrap for the fresh-root tests.
-const TOOLS: &[&str] = &["debhelper", "lintian", "mmdebstrap", "clang"];
+/// compiler driver the cross builds link with, and mmdebstrap for the fresh-root tests
+/// (with arch-test, which it needs for a foreign root).
+const TOOLS: &[&str] = &["debhelper", "lintian", "mmdebstrap", "arch-test", "clang"];
 
 /// Installs what is missing for building `arches` and `musl` targets.
 pub fn prepare(arches: &[DebArch], musl: &[&str], log: &Path) -> Result<(), String> {
