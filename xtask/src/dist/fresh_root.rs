@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
-use crate::apt;
+use crate::{apt, toolchain};
 
 use super::debian::DebArch;
 
@@ -82,10 +82,13 @@ fn cross_quickstart(
     }
     let lib = sysroot.join("usr/lib").join(arch.gnu);
     let include = sysroot.join("usr/include");
+    // Linked as `cargo xtask cross` links: clang driving Rust's lld, Debian's cross libc.
+    let gcc_ld = toolchain::rust_tool("gcc-ld")?;
     let clang = |out: &str, extra: &[&str]| {
         let mut cmd = Command::new("clang");
         cmd.arg(format!("--target={}", arch.gnu))
             .args(["-fuse-ld=lld", "-O2"])
+            .arg(format!("-B{}", gcc_ld.display()))
             .arg(source)
             .arg("-I")
             .arg(&include)
