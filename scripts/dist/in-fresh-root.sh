@@ -20,11 +20,15 @@ check() { echo "ok: $*"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 echo "== $(. /etc/os-release && echo "$PRETTY_NAME"), $(dpkg --print-architecture)"
+# The paths the packages bring that this root does not have yet: after the purge, none may
+# be left (a directory that was already here, /usr/include, may stay).
+for deb in "$dir"/*.deb; do dpkg-deb --fsys-tarfile "$deb" | tar -t; done |
+	sed -e 's|^\./|/|' -e 's|/$||' | grep . | sort -u |
+	while read -r f; do [ -e "$f" ] || [ -L "$f" ] || echo "$f"; done >"$work/files"
 # Only Debian's archive is configured in this root: every dependency comes from it.
 apt-get install -y -q --no-install-recommends "$dir"/*.deb >"$work/apt.log" 2>&1 ||
 	{ cat "$work/apt.log"; fail "apt-get install of the packages"; }
 check "apt-get install $(cd "$dir" && echo *.deb)"
-for p in $packages; do dpkg -L "$p"; done | sort -u >"$work/files"
 
 if [ "$cc" = yes ]; then
 	# The README's C quick start, as it says, with Debian's pkg-config search path.
@@ -72,14 +76,7 @@ if command -v man >/dev/null; then
 fi
 
 apt-get purge -y -q $packages >"$work/apt.log" 2>&1 || { cat "$work/apt.log"; fail "apt-get purge"; }
-# Left behind: a file or link of the packages, or a directory of theirs now empty.
-left=$(while read -r f; do
-	if [ -d "$f" ] && [ ! -L "$f" ]; then
-		[ -z "$(ls -A "$f")" ] && echo "$f"
-	elif [ -e "$f" ] || [ -L "$f" ]; then
-		echo "$f"
-	fi
-done <"$work/files")
+left=$(while read -r f; do [ ! -e "$f" ] && [ ! -L "$f" ] || echo "$f"; done <"$work/files")
 [ -z "$left" ] || fail "left after purge: $left"
 ! ldconfig -p | grep -q vdsotime || fail "the loader's cache still names vdsotime's libraries"
 check "apt-get purge $packages: nothing left ($(wc -l <"$work/files") paths checked)"
