@@ -8,6 +8,7 @@ mod cross;
 mod cross_c;
 mod cross_run;
 mod debs;
+mod dist;
 mod kernels;
 mod qemu;
 mod repeat;
@@ -25,8 +26,9 @@ fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         Some("cross") => cross::main(&args[1..]),
         Some("kernels") => kernels::main(&args[1..]),
+        Some("dist") => dist::main(&args[1..]),
         Some("-h" | "--help") | None => {
-            println!("usage: cargo xtask <task>\n\ntasks:\n  cross    the core tests on every architecture (cargo xtask cross --help)\n  kernels  the tests on real Debian kernels under qemu-system (cargo xtask kernels --help)");
+            println!("usage: cargo xtask <task>\n\ntasks:\n  cross    the core tests on every architecture (cargo xtask cross --help)\n  kernels  the tests on real Debian kernels under qemu-system (cargo xtask kernels --help)\n  dist     every release artifact: Debian packages, static binaries (cargo xtask dist --help)");
             ExitCode::SUCCESS
         }
         Some(other) => {

@@ -81,25 +81,29 @@ fn has_std(triple: &str) -> bool {
 
 /// Makes the target's std available (rustup target add); the error is the UNAVAILABLE reason.
 pub fn ensure_std(t: &Target, install: bool, log: &Path) -> Result<(), String> {
-    if has_std(t.triple) {
+    ensure_std_for(t.triple, install, log)
+}
+
+/// Makes Rust's std for the target `triple` available (rustup target add).
+pub fn ensure_std_for(triple: &str, install: bool, log: &Path) -> Result<(), String> {
+    if has_std(triple) {
         return Ok(());
     }
     if !install {
-        return Err(format!("Rust std for {} is not installed", t.triple));
+        return Err(format!("Rust std for {triple} is not installed"));
     }
-    println!("rustup: target add {}", t.triple);
+    println!("rustup: target add {triple}");
     let out = Command::new("rustup")
-        .args(["target", "add", t.triple])
+        .args(["target", "add", triple])
         .stdin(Stdio::null())
         .output()
         .map_err(|e| format!("rustup: {e}"))?;
     let _ = fs::write(log, [out.stdout, out.stderr].concat());
-    if out.status.success() && has_std(t.triple) {
+    if out.status.success() && has_std(triple) {
         Ok(())
     } else {
         Err(format!(
-            "`rustup target add {}` failed (see {})",
-            t.triple,
+            "`rustup target add {triple}` failed (see {})",
             log.display()
         ))
     }
