@@ -64,16 +64,28 @@ vdsotime check >"$work/out" 2>&1 || { cat "$work/out"; fail "vdsotime check"; }
 check "vdsotime check"
 
 if command -v man >/dev/null; then
-	for page in vdsotime vdsotime_clock_gettime libvdsotime; do
+	for page in vdsotime vdsotime_clock_gettime libvdsotime libvdsotime_preload; do
 		man "$page" >"$work/out" 2>&1 || { cat "$work/out"; fail "man $page"; }
 		[ -s "$work/out" ] || fail "man $page is empty"
 	done
-	check "man vdsotime, man vdsotime_clock_gettime, man libvdsotime"
+	check "man vdsotime, man vdsotime_clock_gettime, man libvdsotime, man libvdsotime_preload"
 	apropos vdsotime >"$work/out" || fail "apropos vdsotime found nothing"
 	grep -q '^vdsotime ' "$work/out" && grep -q '^libvdsotime ' "$work/out" ||
 		{ cat "$work/out"; fail "apropos vdsotime misses vdsotime(1) or libvdsotime(3)"; }
 	check "apropos vdsotime: $(wc -l <"$work/out") pages"
+else
+	echo "SKIP man pages in the fresh root: man-db is not installed in this root"
 fi
+
+# The doctor's timer and service are shipped, and enabled by nobody but the administrator.
+for unit in vdsotime-doctor.service vdsotime-doctor.timer; do
+	[ -f "/lib/systemd/system/$unit" ] || [ -f "/usr/lib/systemd/system/$unit" ] ||
+		fail "$unit is not installed"
+done
+[ -z "$(find /etc/systemd/system -name 'vdsotime-doctor.*' 2>/dev/null)" ] ||
+	fail "the package enabled vdsotime-doctor"
+[ -f /usr/share/vdsotime/vdsotime.rules.yml ] || fail "vdsotime.rules.yml is not installed"
+check "vdsotime-doctor.service and .timer installed, not enabled; the alert rules installed"
 
 apt-get purge -y -q $packages >"$work/apt.log" 2>&1 || { cat "$work/apt.log"; fail "apt-get purge"; }
 left=$(while read -r f; do [ ! -e "$f" ] && [ ! -L "$f" ] || echo "$f"; done <"$work/files")
