@@ -19,6 +19,7 @@ mod report;
 mod scenarios;
 mod schedule;
 mod show;
+mod source;
 mod table;
 mod unpack;
 mod verdict;
@@ -42,7 +43,9 @@ binaries and an init of its own; inside, runs the core's test suite, `vdsotime c
 kernels boot again with clocksource=hpet, clocksource=acpi_pm, tsc=unstable and vdso=0,
 and every x86_64 boot runs `vdsotime doctor --json` (the default boot also inside a time
 namespace), whose verdict must match what the kernel itself says (its clocksource, a
-seccomp probe, its log).
+seccomp probe, its log). x86_64-aux boots a kernel built from Debian's newest
+`linux-source` (tinyconfig and xtask/kernel-config/x86_64-aux.config: auxiliary clocks on),
+kept under ~/.cache/vdsotime/kernels, whose auxiliary clocks the tests enable and steer.
 Installs what is missing first (qemu-system from the release's backports, the linkers
 `cargo xtask cross` uses); kernels are fetched through a private apt state directory and
 cached under target/xtask-kernels/cache.
@@ -126,12 +129,19 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 let codename = apt::codename().unwrap_or_else(|| "<release>".to_string());
                 for m in machines::ALL {
                     let boots: Vec<&str> = m.scenarios.iter().map(|s| s.name).collect();
+                    let package = match m.source_config {
+                        Some(_) => format!(
+                            "{} (built: tinyconfig + {}.config)",
+                            m.kernel_package, m.name
+                        ),
+                        None => m.kernel_package.to_string(),
+                    };
                     println!(
                         "{:26} {:32} {} {} from {} on {}; boots: {}",
                         m.name,
                         m.triple,
                         m.deb_arch,
-                        m.kernel_package,
+                        package,
                         m.suites_text(&codename),
                         m.qemu,
                         boots.join(" ")
@@ -163,7 +173,8 @@ fn runs(command: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Installs the missing emulators (from backports, with its firmware) and linkers; the
+/// Installs the missing emulators (from backports, with its firmware), linkers and
+/// kernel build tools (for a machine whose kernel is built from source); the
 /// error is why, for the UNAVAILABLE lines.
 fn install(chosen: &[Machine], log: &Path) -> Option<String> {
     let mut qemu: Vec<String> = Vec::new();
@@ -173,7 +184,13 @@ fn install(chosen: &[Machine], log: &Path) -> Option<String> {
         }
     }
     let targets: Vec<_> = chosen.iter().filter_map(Machine::target).collect();
-    let linking = toolchain::missing_packages(&targets);
+    let mut linking = toolchain::missing_packages(&targets);
+    if chosen.iter().any(|m| m.source_config.is_some()) {
+        let missing = source::BUILD_DEPENDS
+            .iter()
+            .filter(|p| !apt::is_installed(p));
+        linking.extend(missing.map(|p| p.to_string()));
+    }
     if qemu.is_empty() && linking.is_empty() {
         return None;
     }
