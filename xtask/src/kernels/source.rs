@@ -243,7 +243,10 @@ pub fn ensure_built(m: &Machine, kernel: Kernel, log: &Path) -> Result<Kernel, U
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .map_err(|e| failed(format!("make kernelrelease: {e}")))?;
-    let tmp = dir.with_extension("partial");
+    // Written beside, then renamed: an interrupted run leaves no half-kept kernel.
+    let mut tmp = dir.clone().into_os_string();
+    tmp.push(".partial");
+    let tmp = PathBuf::from(tmp);
     let _ = fs::remove_dir_all(&tmp);
     let keep = |r: std::io::Result<()>| r.map_err(|e| failed(format!("{}: {e}", tmp.display())));
     keep(fs::create_dir_all(&tmp))?;
