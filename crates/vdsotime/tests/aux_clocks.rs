@@ -235,7 +235,9 @@ fn aux_clocks_against_the_kernel() {
         "child in a time namespace failed: {run:#?}"
     );
     let key = format!("INSIDE {}=", clock.as_raw());
-    let inside: i128 = run.values(&key)[0].parse().expect("child value");
+    let values = run.values(&key);
+    assert_eq!(values.len(), 1, "no {key} from the child: {run:#?}");
+    let inside: i128 = values[0].parse().expect("child value");
     assert!(
         outside <= inside && inside <= after,
         "{clock:?} inside a time namespace: {inside} outside [{outside}, {after}]"
@@ -312,6 +314,8 @@ fn served_in_user_space() {
 /// The child in a time namespace: everything as the system call there; the enabled
 /// clocks' readings for the parent to bracket.
 fn inside_a_time_namespace() {
+    // A line of its own: the harness has printed `test <name> ... ` without a newline.
+    println!();
     all_like_the_syscall("in a time namespace");
     for n in (0..AUX_CLOCKS).filter(|&n| is_enabled(n)) {
         let clock = ClockId::aux(n);
