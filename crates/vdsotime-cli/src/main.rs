@@ -10,6 +10,7 @@
 //! output) and `inspect` (info, dump); `summary` is the run without a subcommand.
 
 mod arg_values;
+mod aux_clocks;
 mod bench;
 mod check;
 mod cli;

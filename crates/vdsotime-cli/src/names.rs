@@ -14,14 +14,20 @@ pub const AUX: ClockId = ClockId::from_raw(16);
 /// Invalid clock ids whose errors must match the kernel's (vdso_test_correctness).
 pub const INVALID_IDS: [i32; 6] = [-1, 10, 12, 1000, i32::MIN, i32::MAX];
 
-/// `CLOCK_MONOTONIC`, or `clock id 12` for ids without a name.
+/// `CLOCK_MONOTONIC`, `CLOCK_AUX0`, or `clock id 12` for ids without a name.
 pub fn clock_full(c: ClockId) -> String {
+    if c.is_aux() {
+        return format!("CLOCK_{}", clock_short(c));
+    }
     c.name()
         .map_or_else(|| format!("clock id {}", c.as_raw()), str::to_string)
 }
 
 /// `MONOTONIC`, or `id 12`: for table cells.
 pub fn clock_short(c: ClockId) -> String {
+    if c.is_aux() {
+        return format!("AUX{}", c.as_raw() - AUX.as_raw());
+    }
     c.name().map_or_else(
         || format!("id {}", c.as_raw()),
         |n| clock_label(n).to_string(),
@@ -74,13 +80,12 @@ pub fn function_label(f: Function) -> String {
     }
 }
 
-/// Every library function with every clock it can take, as `info` lists paths.
+/// Every library function with every clock it can take (the enabled auxiliary clocks
+/// too), as `info` lists paths.
 pub fn all_functions() -> Vec<Function> {
-    let mut v: Vec<Function> = ClockId::ALL
-        .into_iter()
-        .map(Function::ClockGettime)
-        .collect();
-    v.extend(ClockId::ALL.into_iter().map(Function::ClockGetres));
+    let clocks = [ClockId::ALL.to_vec(), crate::aux_clocks::enabled()].concat();
+    let mut v: Vec<Function> = clocks.iter().copied().map(Function::ClockGettime).collect();
+    v.extend(clocks.iter().copied().map(Function::ClockGetres));
     v.extend([
         Function::Gettimeofday,
         Function::Time,
@@ -125,6 +130,8 @@ mod tests {
         assert_eq!(parse_clock("12"), Some(UNSUPPORTED));
         assert_eq!(parse_clock("nope"), None);
         assert_eq!(clock_short(UNSUPPORTED), "id 12");
+        assert_eq!(clock_short(ClockId::aux(3)), "AUX3");
+        assert_eq!(clock_full(AUX), "CLOCK_AUX0");
     }
 
     #[test]
@@ -134,6 +141,7 @@ mod tests {
             "clock_gettime(MONOTONIC)"
         );
         assert_eq!(function_label(Function::Time), "time()");
-        assert_eq!(all_functions().len(), 26);
+        let aux = crate::aux_clocks::enabled().len();
+        assert_eq!(all_functions().len(), 26 + 2 * aux);
     }
 }

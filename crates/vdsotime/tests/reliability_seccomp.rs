@@ -7,32 +7,11 @@ mod reliability_common;
 
 use std::time::Duration;
 
+use reliability_common::seccomp::install_filter;
 use reliability_common::{child_mode, libc_clock_gettime, ns, run_child, skip::skip};
 use vdsotime::{ClockId, Errno};
 
 const TEST: &str = "time_syscalls_forbidden_by_seccomp";
-
-/// The audit architecture the filter accepts; other ABIs' calls are killed.
-#[cfg(target_arch = "x86_64")]
-const AUDIT_ARCH: u32 = 0xC000_003E;
-#[cfg(target_arch = "aarch64")]
-const AUDIT_ARCH: u32 = 0xC000_00B7;
-
-/// Syscall numbers denied with EPERM. 403 is clock_gettime64 of the 32-bit ABIs; it is no
-/// syscall on 64-bit ones, but listing it keeps the filter the same everywhere.
-#[cfg(target_arch = "x86_64")]
-const DENIED: &[u32] = &[
-    libc::SYS_clock_gettime as u32,
-    403,
-    libc::SYS_gettimeofday as u32,
-    libc::SYS_time as u32,
-];
-#[cfg(target_arch = "aarch64")]
-const DENIED: &[u32] = &[
-    libc::SYS_clock_gettime as u32,
-    403,
-    libc::SYS_gettimeofday as u32,
-];
 
 /// Clock sources whose readings the vDSO can make without a syscall.
 const VDSO_CLOCKSOURCES: &[&str] = &[
@@ -71,78 +50,6 @@ fn time_syscalls_forbidden_by_seccomp() {
         "child did not finish: {run:#?}"
     );
 }
-
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-fn install_filter() {
-    use libc::{sock_filter, sock_fprog, BPF_ABS, BPF_JEQ, BPF_JMP, BPF_K, BPF_LD, BPF_RET, BPF_W};
-    let stmt = |code: u32, k: u32| sock_filter {
-        code: code as u16,
-        jt: 0,
-        jf: 0,
-        k,
-    };
-    let jump = |k: u32, jt: u8, jf: u8| sock_filter {
-        code: (BPF_JMP | BPF_JEQ | BPF_K) as u16,
-        jt,
-        jf,
-        k,
-    };
-    let n = DENIED.len() as u8;
-    let mut prog = vec![
-        // offsetof(struct seccomp_data, arch) == 4, nr == 0.
-        stmt(BPF_LD | BPF_W | BPF_ABS, 4),
-        jump(AUDIT_ARCH, 1, 0),
-        stmt(BPF_RET | BPF_K, libc::SECCOMP_RET_KILL_PROCESS),
-        stmt(BPF_LD | BPF_W | BPF_ABS, 0),
-    ];
-    for (i, &nr) in DENIED.iter().enumerate() {
-        // Match: jump over the remaining tests and the ALLOW to the ERRNO return.
-        prog.push(jump(nr, n - i as u8, 0));
-    }
-    prog.push(stmt(BPF_RET | BPF_K, libc::SECCOMP_RET_ALLOW));
-    prog.push(stmt(
-        BPF_RET | BPF_K,
-        libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
-    ));
-    let fprog = sock_fprog {
-        len: prog.len() as u16,
-        filter: prog.as_mut_ptr(),
-    };
-    // SAFETY: plain prctl call with integer arguments.
-    let r = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
-    assert_eq!(
-        r,
-        0,
-        "PR_SET_NO_NEW_PRIVS: {}",
-        std::io::Error::last_os_error()
-    );
-    // SAFETY: fprog points to a valid BPF program that outlives the call; TSYNC applies it
-    // to every thread of the process (the test harness may have more than one).
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_seccomp,
-            libc::SECCOMP_SET_MODE_FILTER,
-            libc::SECCOMP_FILTER_FLAG_TSYNC,
-            &fprog as *const sock_fprog,
-        )
-    };
-    let err = std::io::Error::last_os_error();
-    // QEMU user mode cannot filter its guest's syscalls and refuses with ENOSYS.
-    if r != 0
-        && err.raw_os_error() == Some(libc::ENOSYS)
-        && std::env::var_os("VDSOTIME_EMULATOR").is_some()
-    {
-        println!(
-            "SECCOMP_UNSUPPORTED by {:?}",
-            std::env::var_os("VDSOTIME_EMULATOR")
-        );
-        std::process::exit(0);
-    }
-    assert_eq!(r, 0, "seccomp(SET_MODE_FILTER): {err}");
-}
-
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-fn install_filter() {}
 
 /// Calls the vDSO's clock_gettime directly: the oracle for what the vDSO can serve here.
 fn raw_vdso(clock: ClockId) -> Option<Result<i128, Errno>> {

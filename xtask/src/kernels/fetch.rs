@@ -13,6 +13,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::machines::Machine;
+use super::source;
 use super::unpack::{self, CONFIG, KERNEL, RELEASE};
 use crate::apt;
 use crate::debs::PrivateApt;
@@ -30,6 +31,8 @@ pub struct Kernel {
     /// The suite it came from, and why each suite preferred to it was not used.
     pub suite: String,
     pub passed_over: Vec<String>,
+    /// A kernel built from source, downloaded and not built yet (see [`source`]).
+    pub unbuilt: Option<source::Unbuilt>,
 }
 
 impl Kernel {
@@ -60,6 +63,9 @@ const PACKAGE: &str = "package";
 
 /// The kernel already in the cache for `m`.
 pub fn cached(cache: &Path, m: &Machine) -> Option<Kernel> {
+    if let Some(config) = m.source_config {
+        return source::cached(m, config);
+    }
     let dir = cache.join(m.name);
     let image = dir.join(KERNEL);
     let read = |f: &str| {
@@ -81,6 +87,7 @@ pub fn cached(cache: &Path, m: &Machine) -> Option<Kernel> {
         getrandom: exports_getrandom(&read(CONFIG)?),
         suite: suite.next()?,
         passed_over: suite.collect(),
+        unbuilt: None,
     })
 }
 
@@ -121,10 +128,15 @@ pub fn kernels(cache: &Path, machines: &[Machine], log: &Path) -> Vec<Result<Ker
         apt.update();
         Ok(apt)
     });
+    // Debian's images and, for the machines that build their kernel, its source.
+    let (built, images): (Vec<Candidate>, Vec<Candidate>) = candidates
+        .into_iter()
+        .partition(|(m, _)| m.source_config.is_some());
     let resolved = match &setup {
-        Ok(apt) => resolve(apt, &candidates),
+        Ok(apt) => [source::resolve(apt, &built), resolve(apt, &images)].concat(),
         Err(_) => Vec::new(),
     };
+    let candidates = [built, images].concat();
     machines
         .iter()
         .map(|m| {
@@ -139,8 +151,14 @@ pub fn kernels(cache: &Path, machines: &[Machine], log: &Path) -> Vec<Result<Ker
                 .zip(&resolved)
                 .filter(|((c, _), _)| c.name == m.name)
                 .map(|((_, suite), packages)| (suite.as_str(), packages.clone()));
+            let dir = cache.join(m.name);
             first_served(m.name, log, tries, |suite, packages, passed_over| {
-                fetch(apt, &cache.join(m.name), m, suite, packages, passed_over)
+                match m.source_config {
+                    Some(config) => {
+                        source::fetch(apt, &dir, m, config, (suite, packages), passed_over)
+                    }
+                    None => fetch(apt, &dir, m, suite, packages, passed_over),
+                }
             })
         })
         .collect()
@@ -295,6 +313,7 @@ mod tests {
             getrandom: true,
             suite: suite.into(),
             passed_over: passed_over.to_vec(),
+            unbuilt: None,
         }
     }
 

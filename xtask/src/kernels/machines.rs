@@ -14,6 +14,10 @@
 //! index and not serve its files, and the next suite is then used, the report line saying
 //! which. The version is resolved from the suite's index at run time, so an upload that
 //! replaces it changes nothing here.
+//!
+//! `x86_64-aux` boots a kernel built from Debian's newest source package (`linux-source`)
+//! with the auxiliary clocks, which every Debian kernel image leaves out (see
+//! [`super::source`]). It comes last: its kernel builds while the others boot.
 
 use super::scenarios::{Scenario, DEFAULT_ONLY, X86_64};
 use crate::targets::{self, Target};
@@ -63,8 +67,12 @@ pub struct Machine {
     /// names a kernel that downloads (a package that is not in a suite, or whose download
     /// fails, passes to the next; one that downloads but holds no kernel fails the machine).
     pub suites: &'static [Suite],
-    /// Debian's metapackage that depends on the current kernel image package.
+    /// Debian's metapackage that depends on the current kernel image package (for a
+    /// machine whose kernel is built here: on the current kernel source package).
     pub kernel_package: &'static str,
+    /// The kernel is built from Debian's source package, from `make tinyconfig` and these
+    /// options, instead of being Debian's own image (see [`super::source`]).
+    pub source_config: Option<&'static str>,
     /// The emulator and the Debian package that ships it.
     pub qemu: &'static str,
     pub qemu_package: &'static str,
@@ -101,6 +109,7 @@ pub const ALL: &[Machine] = &[
         deb_arch: "s390x",
         suites: NEWEST,
         kernel_package: "linux-image-s390x",
+        source_config: None,
         qemu: "qemu-system-s390x",
         qemu_package: "qemu-system-s390x",
         qemu_args: &["-M", "s390-ccw-virtio"],
@@ -114,6 +123,7 @@ pub const ALL: &[Machine] = &[
         deb_arch: "amd64",
         suites: TRIXIE_BACKPORTS,
         kernel_package: "linux-image-amd64",
+        source_config: None,
         qemu: "qemu-system-x86_64",
         qemu_package: "qemu-system-x86",
         qemu_args: X86_64_ARGS,
@@ -127,6 +137,7 @@ pub const ALL: &[Machine] = &[
         deb_arch: "amd64",
         suites: TRIXIE,
         kernel_package: "linux-image-amd64",
+        source_config: None,
         qemu: "qemu-system-x86_64",
         qemu_package: "qemu-system-x86",
         qemu_args: X86_64_ARGS,
@@ -140,6 +151,7 @@ pub const ALL: &[Machine] = &[
         deb_arch: "riscv64",
         suites: SID,
         kernel_package: "linux-image-riscv64",
+        source_config: None,
         qemu: "qemu-system-riscv64",
         qemu_package: "qemu-system-riscv",
         qemu_args: &["-M", "virt"],
@@ -153,6 +165,7 @@ pub const ALL: &[Machine] = &[
         deb_arch: "ppc64el",
         suites: NEWEST,
         kernel_package: "linux-image-powerpc64le",
+        source_config: None,
         qemu: "qemu-system-ppc64",
         qemu_package: "qemu-system-ppc",
         qemu_args: &["-M", "pseries,x-vof=on", "-nodefaults"],
@@ -166,6 +179,7 @@ pub const ALL: &[Machine] = &[
         deb_arch: "arm64",
         suites: TRIXIE_BACKPORTS,
         kernel_package: "linux-image-arm64",
+        source_config: None,
         qemu: "qemu-system-aarch64",
         qemu_package: "qemu-system-arm",
         qemu_args: &["-M", "virt", "-cpu", "max,pauth-impdef=on"],
@@ -179,6 +193,7 @@ pub const ALL: &[Machine] = &[
         deb_arch: "arm64",
         suites: BACKPORTS,
         kernel_package: "linux-image-arm64",
+        source_config: None,
         qemu: "qemu-system-aarch64",
         qemu_package: "qemu-system-arm",
         qemu_args: &["-M", "virt", "-cpu", "max,pauth-impdef=on"],
@@ -192,6 +207,7 @@ pub const ALL: &[Machine] = &[
         deb_arch: "riscv64",
         suites: TRIXIE,
         kernel_package: "linux-image-riscv64",
+        source_config: None,
         qemu: "qemu-system-riscv64",
         qemu_package: "qemu-system-riscv",
         qemu_args: &["-M", "virt"],
@@ -205,6 +221,7 @@ pub const ALL: &[Machine] = &[
         deb_arch: "i386",
         suites: RELEASE,
         kernel_package: "linux-image-686",
+        source_config: None,
         qemu: "qemu-system-i386",
         qemu_package: "qemu-system-x86",
         qemu_args: &["-cpu", "max"],
@@ -218,6 +235,7 @@ pub const ALL: &[Machine] = &[
         deb_arch: "s390x",
         suites: RELEASE,
         kernel_package: "linux-image-s390x",
+        source_config: None,
         qemu: "qemu-system-s390x",
         qemu_package: "qemu-system-s390x",
         qemu_args: &["-M", "s390-ccw-virtio"],
@@ -231,6 +249,7 @@ pub const ALL: &[Machine] = &[
         deb_arch: "ppc64el",
         suites: RELEASE,
         kernel_package: "linux-image-powerpc64le",
+        source_config: None,
         qemu: "qemu-system-ppc64",
         qemu_package: "qemu-system-ppc",
         qemu_args: &["-M", "pseries,x-vof=on", "-nodefaults"],
@@ -244,6 +263,7 @@ pub const ALL: &[Machine] = &[
         deb_arch: "arm64",
         suites: RELEASE,
         kernel_package: "linux-image-arm64",
+        source_config: None,
         qemu: "qemu-system-aarch64",
         qemu_package: "qemu-system-arm",
         // Pointer authentication with QEMU's cheap hash instead of QARMA: the same
@@ -259,6 +279,7 @@ pub const ALL: &[Machine] = &[
         deb_arch: "armhf",
         suites: NEWEST,
         kernel_package: "linux-image-armmp-lpae",
+        source_config: None,
         qemu: "qemu-system-arm",
         qemu_package: "qemu-system-arm",
         qemu_args: &["-M", "virt,highmem=off", "-cpu", "cortex-a15"],
@@ -272,10 +293,25 @@ pub const ALL: &[Machine] = &[
         deb_arch: "armhf",
         suites: RELEASE,
         kernel_package: "linux-image-armmp-lpae",
+        source_config: None,
         qemu: "qemu-system-arm",
         qemu_package: "qemu-system-arm",
         qemu_args: &["-M", "virt,highmem=off", "-cpu", "cortex-a15"],
         console: "ttyAMA0",
+        scenarios: DEFAULT_ONLY,
+    },
+    Machine {
+        name: "x86_64-aux",
+        arch: "x86_64",
+        triple: "x86_64-unknown-linux-musl",
+        deb_arch: "amd64",
+        suites: NEWEST,
+        kernel_package: "linux-source",
+        source_config: Some(include_str!("../../kernel-config/x86_64-aux.config")),
+        qemu: "qemu-system-x86_64",
+        qemu_package: "qemu-system-x86",
+        qemu_args: X86_64_ARGS,
+        console: "ttyS0",
         scenarios: DEFAULT_ONLY,
     },
 ];
@@ -303,7 +339,7 @@ mod tests {
             assert!(ALL[..i].iter().all(|o| o.name != m.name), "{}", m.name);
         }
         assert_eq!(select("aarch64-unknown-linux-musl").len(), 3);
-        assert_eq!(select("x86_64-unknown-linux-musl").len(), 2);
+        assert_eq!(select("x86_64-unknown-linux-musl").len(), 3);
         assert_eq!(select("s390x-release").len(), 1);
         assert!(select("mips").is_empty());
     }
@@ -316,7 +352,7 @@ mod tests {
         for m in ALL {
             assert!(!m.suites.is_empty(), "{}", m.name);
             // A `-newest` machine says so by its name; the others name their one suite.
-            if m.name.ends_with("-newest") {
+            if m.name.ends_with("-newest") || m.source_config.is_some() {
                 assert_eq!(m.suites, NEWEST, "{}", m.name);
             } else {
                 assert_eq!(m.suites.len(), 1, "{}", m.name);

@@ -19,6 +19,7 @@ mod report;
 mod scenarios;
 mod schedule;
 mod show;
+mod source;
 mod table;
 mod unpack;
 mod verdict;
@@ -42,13 +43,17 @@ binaries and an init of its own; inside, runs the core's test suite, `vdsotime c
 kernels boot again with clocksource=hpet, clocksource=acpi_pm, tsc=unstable and vdso=0,
 and every x86_64 boot runs `vdsotime doctor --json` (the default boot also inside a time
 namespace), whose verdict must match what the kernel itself says (its clocksource, a
-seccomp probe, its log).
+seccomp probe, its log). x86_64-aux boots a kernel built from Debian's newest
+`linux-source` (tinyconfig and xtask/kernel-config/x86_64-aux.config: auxiliary clocks on),
+kept under ~/.cache/vdsotime/kernels, whose auxiliary clocks the tests enable and steer;
+it boots only when --target names it (its kernel halts instead of powering off).
 Installs what is missing first (qemu-system from the release's backports, the linkers
 `cargo xtask cross` uses); kernels are fetched through a private apt state directory and
 cached under target/xtask-kernels/cache.
 
 options:
   --target NAME    a machine (see --list) or a Rust target triple (repeatable); default: all
+                   but x86_64-aux
   --no-install     install nothing; what is missing makes its machine UNAVAILABLE
   --dump DIR       write each machine's vDSO image to DIR/<arch>-linux-<release>.so
   --require-all    exit non-zero when a machine is UNAVAILABLE, not only on FAIL
@@ -126,12 +131,19 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 let codename = apt::codename().unwrap_or_else(|| "<release>".to_string());
                 for m in machines::ALL {
                     let boots: Vec<&str> = m.scenarios.iter().map(|s| s.name).collect();
+                    let package = match m.source_config {
+                        Some(_) => format!(
+                            "{} (built: tinyconfig + {}.config)",
+                            m.kernel_package, m.name
+                        ),
+                        None => m.kernel_package.to_string(),
+                    };
                     println!(
                         "{:26} {:32} {} {} from {} on {}; boots: {}",
                         m.name,
                         m.triple,
                         m.deb_arch,
-                        m.kernel_package,
+                        package,
                         m.suites_text(&codename),
                         m.qemu,
                         boots.join(" ")
@@ -147,7 +159,13 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         }
     }
     if o.machines.is_empty() {
-        o.machines = machines::ALL.to_vec();
+        // A kernel built here boots only when named: its tinyconfig kernel cannot power
+        // the machine off yet, so the run would wait for the machine's whole time limit.
+        o.machines = machines::ALL
+            .iter()
+            .copied()
+            .filter(|m| m.source_config.is_none())
+            .collect();
     }
     Ok(Some(o))
 }
@@ -163,7 +181,8 @@ fn runs(command: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Installs the missing emulators (from backports, with its firmware) and linkers; the
+/// Installs the missing emulators (from backports, with its firmware), linkers and
+/// kernel build tools (for a machine whose kernel is built from source); the
 /// error is why, for the UNAVAILABLE lines.
 fn install(chosen: &[Machine], log: &Path) -> Option<String> {
     let mut qemu: Vec<String> = Vec::new();
@@ -173,7 +192,13 @@ fn install(chosen: &[Machine], log: &Path) -> Option<String> {
         }
     }
     let targets: Vec<_> = chosen.iter().filter_map(Machine::target).collect();
-    let linking = toolchain::missing_packages(&targets);
+    let mut linking = toolchain::missing_packages(&targets);
+    if chosen.iter().any(|m| m.source_config.is_some()) {
+        let missing = source::BUILD_DEPENDS
+            .iter()
+            .filter(|p| !apt::is_installed(p));
+        linking.extend(missing.map(|p| p.to_string()));
+    }
     if qemu.is_empty() && linking.is_empty() {
         return None;
     }

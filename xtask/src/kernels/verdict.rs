@@ -12,7 +12,7 @@ use super::fetch::{Kernel, Unbootable};
 use super::judge::{self, Expected, Judged, Truth};
 use super::machines::Machine;
 use super::scenarios::{Scenario, TIMENS};
-use super::{boot, payload, report, show};
+use super::{boot, payload, report, show, source};
 use crate::runner::{self, Counts};
 use crate::toolchain;
 
@@ -131,6 +131,15 @@ impl<'a> Preparer<'a> {
             budget: Duration::ZERO,
             skips: Vec::new(),
         };
+        if let Some(k) = ready.kernel.as_ref().ok().filter(|k| k.unbuilt.is_some()) {
+            // Here rather than in the fetch step: the machines before it boot meanwhile.
+            let started = Instant::now();
+            let logs = ctx.work.join("logs");
+            let _ = fs::create_dir_all(&logs);
+            let log = logs.join(format!("{}.kernel-build.log", m.name));
+            ready.kernel = source::ensure_built(&m, k.clone(), &log);
+            self.building += started.elapsed();
+        }
         if ready.kernel.is_err() {
             return ready;
         }
@@ -187,8 +196,12 @@ impl<'a> Preparer<'a> {
 /// unshare(CLONE_NEWTIME) says EINVAL); the seccomp test has filters for x86_64 and
 /// aarch64 only. (The getrandom tests have no
 /// requirement of their own: the host checks their SKIP lines, see
-/// [`show::getrandom_failures`].)
+/// [`show::getrandom_failures`].) A kernel built with the auxiliary clocks requires their test.
 fn require(m: &Machine) -> &'static str {
+    if m.source_config.is_some() {
+        // Built with the auxiliary clocks, whose test must then run.
+        return "vdso,timens,getcpu,affinity,seccomp,auxclock";
+    }
     match m.arch {
         "x86_64" | "aarch64" => "vdso,timens,getcpu,affinity,seccomp",
         "arm" => "vdso,getcpu,affinity",

@@ -68,10 +68,12 @@ pub fn pin(cpu: usize) -> Result<(), String> {
     }
 }
 
-/// Clocks a worker reads: the eleven named ones and the CPU-time clocks of this
-/// process and this thread by id (negative ids, served only by the syscall).
+/// Clocks a worker reads: the eleven named ones, the enabled auxiliary clocks and the
+/// CPU-time clocks of this process and this thread by id (negative ids, served only by
+/// the syscall).
 fn worker_clocks() -> Vec<(ClockId, String)> {
-    let mut v: Vec<(ClockId, String)> = ClockId::ALL
+    let mut v: Vec<(ClockId, String)> = [ClockId::ALL.to_vec(), crate::aux_clocks::enabled()]
+        .concat()
         .into_iter()
         .map(|c| (c, names::clock_short(c)))
         .collect();

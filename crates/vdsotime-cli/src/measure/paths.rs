@@ -62,7 +62,7 @@ impl Impl {
 }
 
 /// The rows of the full bench table: clock_gettime for every named clock, the first
-/// invalid id and the first CLOCK_AUX id, clock_getres of a high-resolution, a coarse
+/// invalid id, the first CLOCK_AUX id and every other enabled one, clock_getres of a high-resolution, a coarse
 /// and a CPU-time clock, then gettimeofday, time and getcpu.
 pub fn full_rows() -> Vec<Function> {
     let mut v: Vec<Function> = ClockId::ALL
@@ -71,6 +71,12 @@ pub fn full_rows() -> Vec<Function> {
         .collect();
     v.push(Function::ClockGettime(names::UNSUPPORTED));
     v.push(Function::ClockGettime(names::AUX));
+    let enabled = crate::aux_clocks::enabled().into_iter();
+    v.extend(
+        enabled
+            .filter(|&c| c != names::AUX)
+            .map(Function::ClockGettime),
+    );
     v.extend([
         Function::ClockGetres(ClockId::MONOTONIC),
         Function::ClockGetres(ClockId::MONOTONIC_COARSE),

@@ -6,6 +6,7 @@
 pub mod consistency;
 pub mod elf64;
 pub mod fork;
+pub mod seccomp;
 pub mod signals;
 
 use std::path::PathBuf;

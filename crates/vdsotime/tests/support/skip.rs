@@ -47,6 +47,11 @@ pub const REQUIREMENTS: &[(&str, &str)] = &[
     ),
     ("getcpu", "the getcpu system call works"),
     (
+        "auxclock",
+        "auxiliary clocks (Linux 6.17+ with CONFIG_POSIX_AUX_CLOCKS) that the test, as root, \
+         may enable, set and steer",
+    ),
+    (
         "glibc",
         "a glibc target (its pthread keys, rseq area, tunables)",
     ),
