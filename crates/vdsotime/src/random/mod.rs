@@ -41,7 +41,9 @@ use crate::{Errno, Path};
 /// How many draws a thread makes by the system call before [`crate::getrandom`] takes
 /// a vDSO state for it (with `std`; without, every draw is a system call): a
 /// short-lived thread or process costs what the system call costs, and one that keeps
-/// drawing pays these few system calls once, then has the vDSO's speed. Taking a
+/// drawing pays these few system calls once, then has the vDSO's speed. A draw of more
+/// than 256 bytes takes a state at once: past 256 bytes the system call may return fewer
+/// bytes than asked when a signal arrives, and the vDSO never does. Taking a
 /// process's first state maps a page (about 25 µs); a later thread's is one system
 /// call (the state's first key).
 pub const SYSCALL_DRAWS: usize = 4;

@@ -11,8 +11,9 @@
 //!
 //! - `NONE`, then `NONE + n`: no state yet, `n` draws made by the system call. A
 //!   thread's first [`SYSCALL_DRAWS`] draws make the system call, unless the pool has
-//!   a free state (taking one then maps nothing); the next draw takes a state, mapping
-//!   a page if it must. A process or thread that draws a few bytes once and exits
+//!   a free state (taking one then maps nothing) or the draw is longer than the 256
+//!   bytes the system call never cuts short on a signal (the vDSO never cuts one); the
+//!   next draw takes a state, mapping a page if it must. A process or thread that draws a few bytes once and exits
 //!   (`mktemp`, an interpreter's hash seed, a pre-fork server's child) then pays one
 //!   system call, not the vDSO's lookup and the mapping of a page (about 25 µs for a
 //!   process's first state); a thread that keeps drawing has the vDSO after those.
@@ -48,6 +49,10 @@ use core::ffi::{c_int, c_uint, c_void};
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::random::{entry, pool, GrndFlags, SYSCALL_DRAWS};
+
+/// The longest request the system call never cuts short: `getrandom(2)` returns every
+/// byte of up to 256 even when a signal arrives, and may stop early past that.
+const SYSCALL_UNCUT: usize = 256;
 
 const NONE: usize = 0;
 /// `NONE + SYSCALL_DRAWS`: the thread's next draw takes a state.
@@ -120,6 +125,16 @@ unsafe fn first_or_fallback(buf: *mut u8, len: usize, flags: GrndFlags) -> isize
                 // neither its parsing nor its probe call.
                 drawn @ NONE..TAKE_NEXT => match entry::params_if_looked_up() {
                     Some(p) if pool::has_free() => take(p),
+                    // The system call may return less than asked past
+                    // `SYSCALL_UNCUT` bytes when a signal arrives; the vDSO never
+                    // does, so such a draw takes a state at once.
+                    _ if len > SYSCALL_UNCUT => entry::params().map_or_else(
+                        || {
+                            s.store(drawn + 1, Ordering::Relaxed);
+                            None
+                        },
+                        take,
+                    ),
                     _ => {
                         s.store(drawn + 1, Ordering::Relaxed);
                         None
