@@ -127,7 +127,8 @@ int vdsotime_sched_getcpu(void);
  * Random bytes with the kernel's getrandom(2) semantics, from the vDSO (Linux 6.11+ on
  * x86_64; 6.12+ on arm64, powerpc64, s390x, loongarch64) where the kernel exports it,
  * else the system call. A thread's first 4 draws make the system call unless a state
- * is free in the pool (a short-lived thread or process costs no more than that); its
+ * is free in the pool or the draw is longer than 256 bytes, which the system call could
+ * cut short on a signal (a short-lived thread or process costs no more than that); its
  * next takes a state (144 bytes of MAP_DROPPABLE memory), which goes back to the pool
  * when the thread exits.
  *

@@ -6,7 +6,8 @@
 //! inside a time namespace (whose vDSO data pages are laid out differently); exactly
 //! one per call for the flags the vDSO must not answer (an unknown bit,
 //! `GRND_INSECURE | GRND_RANDOM`); exactly one per call everywhere where the vDSO has
-//! no getrandom (and without `std`).
+//! no getrandom (and without `std`); and a process's first draw of more than 256 bytes,
+//! which the system call could cut short on a signal, takes a state at once.
 
 mod getrandom_common;
 mod reliability_common;
@@ -181,4 +182,68 @@ fn getrandom_syscalls_counted_by_strace_in_a_time_namespace() {
             "86400",
         ],
     );
+}
+
+const LONG_TEST: &str = "a_first_draw_past_256_bytes_takes_a_state_at_once";
+/// Longer than the 256 bytes `getrandom(2)` never cuts short on a signal.
+const LONG: usize = 4096;
+
+/// A process's first draw, of `LONG` bytes, between two markers.
+fn long_child() {
+    let mut buf = vec![0u8; LONG];
+    println!();
+    // Without `std` (or a vDSO getrandom) every draw is the system call.
+    let path = vdsotime::path(Function::Getrandom);
+    println!("VDSO {}", matches!(path, Path::Vdso { .. }));
+    marker();
+    let n = vdsotime::getrandom(&mut buf, GrndFlags::NONE).expect("a long first draw");
+    marker();
+    assert_eq!(n, LONG);
+    println!("CHILD_OK");
+}
+
+/// The system call may return fewer bytes than asked past 256 when a signal arrives,
+/// the vDSO never: a long first draw is not left to the system call, it takes a state
+/// (the process's first page, and the one system call for the state's key) at once.
+#[test]
+fn a_first_draw_past_256_bytes_takes_a_state_at_once() {
+    if child_mode().is_some() {
+        return long_child();
+    }
+    if let Some(why) = strace_unusable() {
+        return skip(LONG_TEST, "strace", why);
+    }
+    let log = log_path(LONG_TEST);
+    let run = run_child(
+        LONG_TEST,
+        "strace",
+        &strace_args(&log)
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        Duration::from_secs(120),
+    );
+    assert!(run.status.success(), "child failed: {run:#?}");
+    assert_eq!(run.values("CHILD_OK").len(), 1, "{run:#?}");
+    let (counts, mmaps) = (sections(&log), sections_of(&log, "mmap"));
+    let _ = std::fs::remove_file(&log);
+    assert_eq!(
+        counts.len(),
+        3,
+        "markers missing from the strace log: {counts:?}"
+    );
+    let vdso = run.values("VDSO ")[0] == "true";
+    println!(
+        "{LONG_TEST}: vDSO getrandom {vdso}: {} getrandom system calls, {} mmap for a first \
+         draw of {LONG} bytes",
+        counts[1], mmaps[1]
+    );
+    // One system call either way: the state's key through the vDSO, or the draw itself.
+    assert_eq!(counts[1], 1, "getrandom system calls for the first draw");
+    if vdso {
+        assert_eq!(
+            mmaps[1], 1,
+            "the long first draw must take a state (map its page)"
+        );
+    }
 }
