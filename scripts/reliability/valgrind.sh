@@ -71,7 +71,9 @@ failed=0
 passed=0
 for exe in "${exes[@]}"; do
     echo "=== valgrind $(basename "$exe")"
-    if valgrind --quiet --error-exitcode=1 --trace-children=yes "$exe" --test-threads=2 "${skip_args[@]}" "$@"; then
+    if valgrind --quiet --error-exitcode=1 --trace-children=yes \
+        --suppressions="$root/scripts/reliability/msync.supp" \
+        "$exe" --test-threads=2 "${skip_args[@]}" "$@"; then
         passed=$((passed + 1))
     else
         echo "valgrind.sh: FAILED under valgrind: $exe" >&2
