@@ -85,6 +85,11 @@ pub const REQUIREMENTS: &[(&str, &str)] = &[
          prometheus-node-exporter): the alert rules' tests and the fleet end-to-end test",
     ),
     (
+        "vdso-unmap",
+        "a process that can unmap its vDSO and go on making system calls: not on i386, \
+         whose C library enters the kernel through the vDSO's __kernel_vsyscall",
+    ),
+    (
         "c++",
         "a C++ compiler (`c++`, Debian's g++) for the machine's own target: the C header \
          compiled as C++",
