@@ -69,8 +69,13 @@ fn child() {
     println!("CHILD_OK");
 }
 
-/// Runs the child under strace (inside `outer`, if any) and checks the counts.
-fn count(test: &str, outer: &[&str]) {
+/// Runs `test`'s child under strace (inside `outer`, if any): the child's run, and the
+/// getrandom and mmap calls between each of its `markers` markers.
+fn traced(
+    test: &str,
+    outer: &[&str],
+    markers: usize,
+) -> (reliability_common::ChildRun, Vec<usize>, Vec<usize>) {
     let log = log_path(test);
     let mut wrapper: Vec<String> = outer.iter().map(|s| s.to_string()).collect();
     wrapper.extend(strace_args(&log));
@@ -82,9 +87,15 @@ fn count(test: &str, outer: &[&str]) {
     let _ = std::fs::remove_file(&log);
     assert_eq!(
         counts.len(),
-        6,
+        markers + 1,
         "markers missing from the strace log: {counts:?}"
     );
+    (run, counts, mmaps)
+}
+
+/// Runs the child under strace (inside `outer`, if any) and checks the counts.
+fn count(test: &str, outer: &[&str]) {
+    let (run, counts, mmaps) = traced(test, outer, 5);
     let vdso = run.values("VDSO ")[0] == "true";
     println!(
         "{test}: path {}, getrandom syscalls (mmap): {} ({}) for the first {SYSCALL_DRAWS} \
@@ -213,25 +224,7 @@ fn a_first_draw_past_256_bytes_takes_a_state_at_once() {
     if let Some(why) = strace_unusable() {
         return skip(LONG_TEST, "strace", why);
     }
-    let log = log_path(LONG_TEST);
-    let run = run_child(
-        LONG_TEST,
-        "strace",
-        &strace_args(&log)
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-        Duration::from_secs(120),
-    );
-    assert!(run.status.success(), "child failed: {run:#?}");
-    assert_eq!(run.values("CHILD_OK").len(), 1, "{run:#?}");
-    let (counts, mmaps) = (sections(&log), sections_of(&log, "mmap"));
-    let _ = std::fs::remove_file(&log);
-    assert_eq!(
-        counts.len(),
-        3,
-        "markers missing from the strace log: {counts:?}"
-    );
+    let (run, counts, mmaps) = traced(LONG_TEST, &[], 2);
     let vdso = run.values("VDSO ")[0] == "true";
     println!(
         "{LONG_TEST}: vDSO getrandom {vdso}: {} getrandom system calls, {} mmap for a first \
