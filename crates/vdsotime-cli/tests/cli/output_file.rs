@@ -28,6 +28,22 @@ fn without_timestamp(doc: &str) -> String {
         .join("\n")
 }
 
+/// `vdsotime doctor` on the healthy profile, its Prometheus metrics written to `file`.
+fn healthy_metrics_to(file: &Path) -> Vec<String> {
+    let file = file.to_str().unwrap();
+    [
+        "doctor",
+        "--profile",
+        &profile_path("healthy"),
+        "--format",
+        "prometheus",
+        "--output",
+        file,
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
 #[test]
 fn output_replaces_the_file_with_the_whole_document() {
     let dir = scratch("output-replaces");
@@ -68,16 +84,9 @@ fn output_failure_keeps_the_previous_file() {
     let target = dir.join("vdsotime.prom");
     fs::create_dir(&target).unwrap();
     fs::write(target.join("kept"), "previous\n").unwrap();
-    let healthy = profile_path("healthy");
-    let (c, out, err) = parts(&run(&[
-        "doctor",
-        "--profile",
-        &healthy,
-        "--format",
-        "prometheus",
-        "--output",
-        target.to_str().unwrap(),
-    ]));
+    let args = healthy_metrics_to(&target);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (c, out, err) = parts(&run(&args));
     assert_eq!(c, 1, "{out}{err}");
     assert!(out.is_empty(), "{out}");
     assert!(
@@ -104,16 +113,7 @@ fn output_into_an_unwritable_directory_keeps_the_previous_file() {
     let file = dir.join("vdsotime.prom");
     fs::write(&file, "previous\n").unwrap();
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o555)).unwrap();
-    let healthy = profile_path("healthy");
-    let args = [
-        "doctor",
-        "--profile",
-        &healthy,
-        "--format",
-        "prometheus",
-        "--output",
-        file.to_str().unwrap(),
-    ];
+    let args = healthy_metrics_to(&file);
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     let mut cmd = if root {
@@ -124,7 +124,7 @@ fn output_into_an_unwritable_directory_keeps_the_previous_file() {
     } else {
         Command::new(env!("CARGO_BIN_EXE_vdsotime"))
     };
-    cmd.args(args);
+    cmd.args(&args);
     let o = cmd.output().expect("setpriv (util-linux) or vdsotime");
     let (c, out, err) = parts(&o);
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
