@@ -19,6 +19,13 @@ const CPUS: u32 = 2;
 
 /// The qemu-system command line for `m`, with `append` added to the kernel's.
 pub fn command(m: &Machine, kernel: &Path, initrd: &Path, append: &str, memory_mb: u32) -> Command {
+    // A kernel built from tinyconfig has no power-off driver: the init ends it by a reboot,
+    // which `-no-reboot` turns into QEMU's exit (the init reads this word).
+    let end = if m.source_config.is_some() {
+        "vdsotime.end=reboot "
+    } else {
+        ""
+    };
     let mut cmd = Command::new(m.qemu);
     cmd.args(m.qemu_args)
         .args(["-m", &memory_mb.to_string(), "-smp", &CPUS.to_string()])
@@ -30,7 +37,7 @@ pub fn command(m: &Machine, kernel: &Path, initrd: &Path, append: &str, memory_m
         .arg(initrd)
         .arg("-append")
         // panic=-1 with -no-reboot: a kernel panic ends QEMU at once instead of hanging.
-        .arg(format!("console={} panic=-1 quiet rdinit=/init {append}", m.console).trim_end());
+        .arg(format!("console={} panic=-1 quiet rdinit=/init {end}{append}", m.console).trim_end());
     cmd
 }
 

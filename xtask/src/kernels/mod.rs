@@ -45,15 +45,14 @@ and every x86_64 boot runs `vdsotime doctor --json` (the default boot also insid
 namespace), whose verdict must match what the kernel itself says (its clocksource, a
 seccomp probe, its log). x86_64-aux boots a kernel built from Debian's newest
 `linux-source` (tinyconfig and xtask/kernel-config/x86_64-aux.config: auxiliary clocks on),
-kept under ~/.cache/vdsotime/kernels, whose auxiliary clocks the tests enable and steer;
-it boots only when --target names it (its kernel halts instead of powering off).
+kept under ~/.cache/vdsotime/kernels (the first run builds it, while the other machines
+boot), whose auxiliary clocks the tests enable and steer.
 Installs what is missing first (qemu-system from the release's backports, the linkers
 `cargo xtask cross` uses); kernels are fetched through a private apt state directory and
 cached under target/xtask-kernels/cache.
 
 options:
   --target NAME    a machine (see --list) or a Rust target triple (repeatable); default: all
-                   but x86_64-aux
   --no-install     install nothing; what is missing makes its machine UNAVAILABLE
   --dump DIR       write each machine's vDSO image to DIR/<arch>-linux-<release>.so
   --require-all    exit non-zero when a machine is UNAVAILABLE, not only on FAIL
@@ -159,13 +158,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         }
     }
     if o.machines.is_empty() {
-        // A kernel built here boots only when named: its tinyconfig kernel cannot power
-        // the machine off yet, so the run would wait for the machine's whole time limit.
-        o.machines = machines::ALL
-            .iter()
-            .copied()
-            .filter(|m| m.source_config.is_none())
-            .collect();
+        o.machines = machines::ALL.to_vec();
     }
     Ok(Some(o))
 }
