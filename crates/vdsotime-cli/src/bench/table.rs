@@ -178,6 +178,6 @@ pub fn print_ns_legend() {
 pub fn print_legend() {
     println!(
         "x/raw: x's trial over vdso-raw's in the same round, median [q1-q3] over rounds.\n\
-         id 12 is the first invalid clock id; id 16 is the first CLOCK_AUX id (Linux 6.17+), refused with EINVAL unless the kernel has that auxiliary clock enabled."
+         id 12 is the first invalid clock id; AUX0 is CLOCK_AUX0 (id 16, the first auxiliary clock, Linux 6.17+): EINVAL from a kernel without auxiliary clocks, ENODEV while that clock is disabled, served like the other clocks once enabled."
     );
 }
