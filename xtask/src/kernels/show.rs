@@ -34,7 +34,8 @@ pub fn describe(out: &mut String, console: &report::Console) {
     }
 }
 
-/// The SKIP lines the tests printed inside.
+/// The SKIP lines the tests printed inside (a program whose whole output is shown prints
+/// other lines too).
 pub fn skipped_inside(console: &report::Console) -> Vec<String> {
     console
         .runs
@@ -43,7 +44,10 @@ pub fn skipped_inside(console: &report::Console) -> Vec<String> {
         .flat_map(|r| {
             r.lines
                 .iter()
-                .filter(|l| !l.starts_with("test result:"))
+                .filter(|l| {
+                    let l = l.trim_start();
+                    l.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("skip"))
+                })
                 .map(move |l| format!("{}: {}", r.label, l.trim()))
         })
         .collect()
