@@ -4,8 +4,8 @@
 //!
 //! The initramfs holds no other userland, so this program also answers to the commands the
 //! core's tests start: `true` (exit 0), `sleep N`, and `unshare --time` (module [`unshare`]),
-//! to `env NAME=VALUE... PROGRAM` (module [`env`]: a variable for one program of the plan),
-//! and to `vm-truth`, the reading of the kernel's clock state the host judges
+//! to `env NAME=VALUE... PROGRAM` (module [`env`](mod@env): a variable for one program of
+//! the plan), and to `vm-truth`, the reading of the kernel's clock state the host judges
 //! `vdsotime doctor` against (module [`truth`]). The host installs them in `/bin` as links
 //! to it.
 
