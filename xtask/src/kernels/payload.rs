@@ -248,8 +248,8 @@ pub fn assemble(
 }
 
 /// The labels of the auxiliary clocks' C programs.
-pub const AUX_C: &str = "aux_clocks_c";
-pub const AUX_PRELOAD: &str = "aux_clocks_preload";
+const AUX_C: &str = "aux_clocks_c";
+const AUX_PRELOAD: &str = "aux_clocks_preload";
 
 /// The C API's and the preload's auxiliary-clock programs, the preload and glibc's files
 /// (see [`aux_c`]); their whole output kept in the log, the proof of what served them
