@@ -95,6 +95,33 @@ fn cargo(
     log: &Path,
     args: &[&str],
 ) -> Result<Vec<PathBuf>, String> {
+    let mut cmd = cargo_command(root, log, args)?;
+    cmd.args(["--target", target.triple]);
+    runner::target_env(&mut cmd, target, flags, optimize);
+    if !debuginfo && std::env::var_os(NO_DEBUGINFO.0).is_none() {
+        cmd.env(NO_DEBUGINFO.0, NO_DEBUGINFO.1);
+    }
+    Ok(artifacts(cmd, args, log)?
+        .iter()
+        // Test harnesses only: `cargo test` also builds the examples.
+        .filter(|l| !args.contains(&"test") || l.contains("\"test\":true"))
+        .filter_map(|l| executable(l))
+        .collect())
+}
+
+/// Runs `cargo <args>` (for the host, or with the caller's `--target` in `args`) and
+/// returns the files of the library it builds whose names end with `suffix`.
+pub fn library(root: &Path, log: &Path, args: &[&str], suffix: &str) -> Result<PathBuf, String> {
+    let cmd = cargo_command(root, log, args)?;
+    artifacts(cmd, args, log)?
+        .iter()
+        .flat_map(|l| filenames(l))
+        .find(|f| f.to_string_lossy().ends_with(suffix))
+        .ok_or_else(|| format!("cargo {} built no *{suffix}", args.join(" ")))
+}
+
+/// `cargo <args>` in the workspace, its diagnostics to `log`, its messages as JSON.
+fn cargo_command(root: &Path, log: &Path, args: &[&str]) -> Result<Command, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let err = File::options()
         .create(true)
@@ -104,38 +131,45 @@ fn cargo(
     let mut cmd = Command::new(cargo);
     cmd.current_dir(root)
         .args(args)
-        .args([
-            "--target",
-            target.triple,
-            "--message-format=json-render-diagnostics",
-        ])
+        .arg("--message-format=json-render-diagnostics")
         .env("CARGO_TERM_COLOR", "never")
         .stdin(Stdio::null())
         .stderr(err);
-    runner::target_env(&mut cmd, target, flags, optimize);
-    if !debuginfo && std::env::var_os(NO_DEBUGINFO.0).is_none() {
-        cmd.env(NO_DEBUGINFO.0, NO_DEBUGINFO.1);
-    }
+    Ok(cmd)
+}
+
+/// Runs `cmd`; its `compiler-artifact` messages.
+fn artifacts(mut cmd: Command, args: &[&str], log: &Path) -> Result<Vec<String>, String> {
     let out = cmd.output().map_err(|e| format!("cargo: {e}"))?;
     if !out.status.success() {
         return Err(format!(
-            "cargo {} --target {} failed (see {})",
+            "cargo {} failed (see {})",
             args.join(" "),
-            target.triple,
             log.display()
         ));
     }
     Ok(String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter(|l| l.contains("\"reason\":\"compiler-artifact\""))
-        // Test harnesses only: `cargo test` also builds the examples.
-        .filter(|l| !args.contains(&"test") || l.contains("\"test\":true"))
-        .filter_map(executable)
+        .map(str::to_string)
         .collect())
 }
 
 /// The setting that builds without debug information.
 const NO_DEBUGINFO: (&str, &str) = ("CARGO_PROFILE_DEV_DEBUG", "0");
+
+/// The `"filenames":[...]` of one cargo JSON message (paths hold no quotes or escapes
+/// in this workspace).
+fn filenames(line: &str) -> Vec<PathBuf> {
+    let Some(rest) = line.split("\"filenames\":[").nth(1) else {
+        return Vec::new();
+    };
+    let list = rest.split(']').next().unwrap_or("");
+    list.split(',')
+        .map(|f| PathBuf::from(f.trim_matches('"')))
+        .filter(|p| !p.as_os_str().is_empty())
+        .collect()
+}
 
 /// The `"executable":"<path>"` of one cargo JSON message, if not null.
 fn executable(line: &str) -> Option<PathBuf> {
@@ -164,5 +198,11 @@ mod tests {
             Some(PathBuf::from("/t/deps/a-0123456789abcdef"))
         );
         assert_eq!(executable(r#"{"executable":null}"#), None);
+        let lib = r#"{"reason":"compiler-artifact","filenames":["/t/libp.so","/t/libp.rlib"],"executable":null}"#;
+        assert_eq!(
+            filenames(lib),
+            [PathBuf::from("/t/libp.so"), PathBuf::from("/t/libp.rlib")]
+        );
+        assert!(filenames(r#"{"filenames":[]}"#).is_empty());
     }
 }

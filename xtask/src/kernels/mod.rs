@@ -7,6 +7,7 @@
 //! per boot, then the vDSO's symbols and versions and its speed-up over the syscall there,
 //! and where the doctor ran, its verdict against the machine's own state.
 
+mod aux_c;
 mod boot;
 mod build;
 mod fetch;
@@ -46,7 +47,8 @@ namespace), whose verdict must match what the kernel itself says (its clocksourc
 seccomp probe, its log). x86_64-aux boots a kernel built from Debian's newest
 `linux-source` (tinyconfig and xtask/kernel-config/x86_64-aux.config: auxiliary clocks on),
 kept under ~/.cache/vdsotime/kernels (the first run builds it, while the other machines
-boot), whose auxiliary clocks the tests enable and steer.
+boot), whose auxiliary clocks the tests enable and steer, through the Rust API, the C
+library (a static musl program) and the preload (a glibc program under LD_PRELOAD).
 Installs what is missing first (qemu-system from the release's backports, the linkers
 `cargo xtask cross` uses); kernels are fetched through a private apt state directory and
 cached under target/xtask-kernels/cache.
@@ -189,6 +191,7 @@ fn install(chosen: &[Machine], log: &Path) -> Option<String> {
     if chosen.iter().any(|m| m.source_config.is_some()) {
         let missing = source::BUILD_DEPENDS
             .iter()
+            .chain(aux_c::PACKAGES)
             .filter(|p| !apt::is_installed(p));
         linking.extend(missing.map(|p| p.to_string()));
     }

@@ -16,6 +16,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use super::aux_c::{self, AuxPrograms};
 use super::build::Built;
 use super::initramfs::Archive;
 use super::scenarios::Scenario;
@@ -117,6 +118,9 @@ pub struct Spec<'a> {
     pub require: &'a str,
     /// The kernel's vDSO has getrandom (its configuration says so).
     pub vdso_getrandom: bool,
+    /// The kernel has the auxiliary clocks: the C API's and the preload's programs for
+    /// them, run after the test binaries.
+    pub aux_programs: Option<&'a AuxPrograms>,
 }
 
 /// The tests a default boot skips, in groups with the reason each gets.
@@ -160,7 +164,7 @@ pub fn assemble(
     }
     a.char_device("/dev/console", 5, 1);
     a.file("/init", 0o755, &stripped(&built.init, objcopy)?);
-    for applet in ["true", "sleep", "unshare", "vm-truth"] {
+    for applet in ["true", "sleep", "unshare", "env", "vm-truth"] {
         a.symlink(&format!("/bin/{applet}"), "/init");
     }
     a.file("/bin/vdsotime", 0o755, &stripped(&built.cli, objcopy)?);
@@ -220,8 +224,15 @@ pub fn assemble(
             // The auxiliary clocks' test prints what it saw (the clock enabled, its
             // readings set and steered, which clocks were served in user space): kept
             // whole in the log, the proof that they were.
-            let mode = if label == "aux_clocks" { "show" } else { "tests" };
+            let mode = if label == "aux_clocks" {
+                "show"
+            } else {
+                "tests"
+            };
             run(label, spec.per_binary.as_secs(), mode, &argv);
+        }
+        if let Some(programs) = spec.aux_programs {
+            add_aux_programs(&mut a, &mut run, programs, objcopy)?;
         }
         for (label, timeout, args) in TOOL_RUNS {
             run(label, *timeout, "show", &tool(args));
@@ -234,6 +245,44 @@ pub fn assemble(
         skips,
         budget,
     })
+}
+
+/// The labels of the auxiliary clocks' C programs.
+const AUX_C: &str = "aux_clocks_c";
+const AUX_PRELOAD: &str = "aux_clocks_preload";
+
+/// The C API's and the preload's auxiliary-clock programs, the preload and glibc's files
+/// (see [`aux_c`]); their whole output kept in the log, the proof of what served them
+/// (`VDSOTIME_PRELOAD_DEBUG=1`: the preload's report of what it binds).
+fn add_aux_programs(
+    a: &mut Archive,
+    run: &mut impl FnMut(&str, u64, &str, &[&str]),
+    p: &AuxPrograms,
+    objcopy: &Path,
+) -> Result<(), String> {
+    const TIMEOUT: u64 = 120;
+    for file in &p.runtime {
+        a.copy(&file.to_string_lossy(), file, 0o755)?;
+    }
+    a.file(
+        aux_c::PRELOAD_INSIDE,
+        0o755,
+        &stripped(&p.preload, objcopy)?,
+    );
+    let c_api = format!("/tests/{AUX_C}");
+    a.file(&c_api, 0o755, &stripped(&p.c_api, objcopy)?);
+    let via_preload = format!("/tests/{AUX_PRELOAD}");
+    a.file(&via_preload, 0o755, &stripped(&p.via_preload, objcopy)?);
+    run(AUX_C, TIMEOUT, "show", &[&c_api]);
+    let preload = format!("LD_PRELOAD={}", aux_c::PRELOAD_INSIDE);
+    let argv = [
+        "/bin/env",
+        &preload,
+        "VDSOTIME_PRELOAD_DEBUG=1",
+        &via_preload,
+    ];
+    run(AUX_PRELOAD, TIMEOUT, "show", &argv);
+    Ok(())
 }
 
 /// Every file of a host directory, at the same absolute path inside.
@@ -289,6 +338,7 @@ mod tests {
             extra_skips: extra,
             require: "",
             vdso_getrandom,
+            aux_programs: None,
         }
     }
 

@@ -34,7 +34,8 @@ pub fn describe(out: &mut String, console: &report::Console) {
     }
 }
 
-/// The SKIP lines the tests printed inside.
+/// The SKIP lines the tests printed inside (a program whose whole output is shown prints
+/// other lines too).
 pub fn skipped_inside(console: &report::Console) -> Vec<String> {
     console
         .runs
@@ -43,7 +44,10 @@ pub fn skipped_inside(console: &report::Console) -> Vec<String> {
         .flat_map(|r| {
             r.lines
                 .iter()
-                .filter(|l| !l.starts_with("test result:"))
+                .filter(|l| {
+                    let l = l.trim_start();
+                    l.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("skip"))
+                })
                 .map(move |l| format!("{}: {}", r.label, l.trim()))
         })
         .collect()
@@ -231,5 +235,30 @@ mod tests {
         // No getrandom in the kernel: no rule applies.
         assert!(getrandom_failures(false, true, &console("__vdso_time", "x", timens)).is_empty());
         assert!(getrandom_summary(true, &c).contains("getrandom_syscalls PASS (1 SKIP)"));
+    }
+
+    /// A program shown whole (the auxiliary clocks' ones) lists only its SKIP lines; a
+    /// tool's run none.
+    #[test]
+    fn only_the_skip_lines_of_the_tests_are_listed() {
+        let log = "@vm start aux_clocks_c
+@vm out aux_clocks_c | set to 1000000 s
+                   @vm out aux_clocks_c | SKIP aux_clocks (libvdsotime): no seccomp
+                   @vm end aux_clocks_c PASS exit_status:_0 1ms
+@vm start kp
+                   @vm out kp | skip x: y
+@vm out kp | test result: ok. 1 passed
+                   @vm end kp PASS exit_status:_0 1ms
+@vm start info
+                   @vm out info | SKIP nothing
+@vm end info PASS exit_status:_0 1ms
+";
+        assert_eq!(
+            skipped_inside(&report::parse(log)),
+            [
+                "aux_clocks_c: SKIP aux_clocks (libvdsotime): no seccomp",
+                "kp: skip x: y"
+            ]
+        );
     }
 }

@@ -7,6 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::aux_c::{self, AuxPrograms};
 use super::build::{self, Built};
 use super::fetch::{Kernel, Unbootable};
 use super::judge::{self, Expected, Judged, Truth};
@@ -99,6 +100,9 @@ pub struct Preparer<'a> {
     /// library missing); the build failing is a failure.
     builds: BTreeMap<&'static str, Result<Built, Unbootable>>,
     objcopy: Result<PathBuf, String>,
+    /// The auxiliary clocks' C programs, built the first time a machine with them needs
+    /// them.
+    aux_programs: Option<Result<AuxPrograms, Unbootable>>,
     /// Time spent building.
     pub building: Duration,
 }
@@ -109,6 +113,7 @@ impl<'a> Preparer<'a> {
             ctx,
             builds: BTreeMap::new(),
             objcopy: toolchain::rust_tool("rust-objcopy"),
+            aux_programs: None,
             building: Duration::ZERO,
         }
     }
@@ -159,6 +164,20 @@ impl<'a> Preparer<'a> {
             built
         });
         self.building += started.elapsed();
+        let aux_programs = if m.source_config.is_some() && scenario.suite {
+            let started = Instant::now();
+            let programs = aux_c::built_once(&mut self.aux_programs, ctx.root, ctx.work);
+            self.building += started.elapsed();
+            match programs {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    ready.kernel = Err(e);
+                    return ready;
+                }
+            }
+        } else {
+            None
+        };
         let written = built.as_ref().map_err(Clone::clone).and_then(|b| {
             let objcopy = self
                 .objcopy
@@ -172,6 +191,7 @@ impl<'a> Preparer<'a> {
                 extra_skips: ctx.skip,
                 require: require(&m),
                 vdso_getrandom: ready.kernel.as_ref().is_ok_and(|k| k.getrandom),
+                aux_programs,
             };
             let p = payload::assemble(b, ctx.root, &spec, objcopy).map_err(Unbootable::Failed)?;
             fs::write(&ready.initrd, &p.initramfs)

@@ -4,10 +4,12 @@
 //!
 //! The initramfs holds no other userland, so this program also answers to the commands the
 //! core's tests start: `true` (exit 0), `sleep N`, and `unshare --time` (module [`unshare`]),
-//! and to `vm-truth`, the reading of the kernel's clock state the host judges
+//! to `env NAME=VALUE... PROGRAM` (module [`env`](mod@env): a variable for one program of
+//! the plan), and to `vm-truth`, the reading of the kernel's clock state the host judges
 //! `vdsotime doctor` against (module [`truth`]). The host installs them in `/bin` as links
 //! to it.
 
+mod env;
 mod plan;
 mod report;
 mod run;
@@ -33,6 +35,7 @@ fn main() {
             std::thread::sleep(Duration::from_secs_f64(secs.max(0.0)));
         }
         "unshare" => std::process::exit(unshare::main(&args[1..])),
+        "env" => std::process::exit(env::main(&args[1..])),
         "vm-truth" => std::process::exit(truth::main()),
         _ => init(),
     }
