@@ -85,10 +85,34 @@ const TIMENS_ARGS: &[&str] = &[
     "86400",
 ];
 
+/// Where a kernel built with the auxiliary clocks has its tool runs (the default boot's,
+/// after the tests) read auxiliary clock 0 enabled, and `doctor` must prove it served: the
+/// line [`AUX_SERVED`] of its text output, checked inside (the init reports an error
+/// without it). Such a kernel's tests require `auxclock`.
+const AUX_REQUIRE: &str = "auxclock";
+const AUX_ENABLE: (&str, &[&str]) = (
+    "aux-enable",
+    &[
+        "/bin/vm-write",
+        "/sys/kernel/time/aux_clocks/0/aux_clock_enable",
+        "1",
+    ],
+);
+const DOCTOR_AUX: &str = "doctor-aux";
+const AUX_SERVED: &str = "[aux_clocks_served] The enabled auxiliary clock AUX0 is answered in user space by the vDSO (proved under a seccomp filter";
+
 /// Whether `label` is one of the tool's runs rather than a test binary.
 pub fn is_tool_run(label: &str) -> bool {
     TOOL_RUNS.iter().any(|(l, _, _)| *l == label)
-        || [CHECK.0, TRUTH, DOCTOR, DOCTOR_TIMENS].contains(&label)
+        || [
+            CHECK.0,
+            TRUTH,
+            DOCTOR,
+            DOCTOR_TIMENS,
+            AUX_ENABLE.0,
+            DOCTOR_AUX,
+        ]
+        .contains(&label)
 }
 
 /// Where the image dumped inside is read back from.
@@ -160,7 +184,7 @@ pub fn assemble(
     }
     a.char_device("/dev/console", 5, 1);
     a.file("/init", 0o755, &stripped(&built.init, objcopy)?);
-    for applet in ["true", "sleep", "unshare", "vm-truth"] {
+    for applet in ["true", "sleep", "unshare", "vm-truth", "vm-write"] {
         a.symlink(&format!("/bin/{applet}"), "/init");
     }
     a.file("/bin/vdsotime", 0o755, &stripped(&built.cli, objcopy)?);
@@ -220,11 +244,23 @@ pub fn assemble(
             // The auxiliary clocks' test prints what it saw (the clock enabled, its
             // readings set and steered, which clocks were served in user space): kept
             // whole in the log, the proof that they were.
-            let mode = if label == "aux_clocks" { "show" } else { "tests" };
+            let mode = if label == "aux_clocks" {
+                "show"
+            } else {
+                "tests"
+            };
             run(label, spec.per_binary.as_secs(), mode, &argv);
+        }
+        let aux = spec.require.split(',').any(|r| r == AUX_REQUIRE);
+        if aux {
+            run(AUX_ENABLE.0, 10, "show", AUX_ENABLE.1);
         }
         for (label, timeout, args) in TOOL_RUNS {
             run(label, *timeout, "show", &tool(args));
+        }
+        if aux {
+            run(DOCTOR_AUX, DOCTOR_TIMEOUT, "show", &tool(&["doctor"]));
+            plan.push_str(&format!("expect\t{DOCTOR_AUX}\t{AUX_SERVED}\n"));
         }
         plan.push_str(&format!("hex\t{DUMP_LABEL}\t/tmp/vdso.so\n"));
     }

@@ -17,6 +17,8 @@ const TAIL: usize = 80;
 /// Runs every step in order.
 pub fn all(steps: &[Step]) {
     let mut env: Vec<(String, String)> = Vec::new();
+    // Each label's output of its last run, for `expect`.
+    let mut outputs: Vec<(String, Vec<String>)> = Vec::new();
     for (n, step) in steps.iter().enumerate() {
         match step {
             Step::Env { key, value } => env.push((key.clone(), value.clone())),
@@ -26,13 +28,24 @@ pub fn all(steps: &[Step]) {
                 mode,
                 argv,
             } => {
-                program(n, label, *timeout, *mode, argv, &env);
+                let lines = program(n, label, *timeout, *mode, argv, &env);
+                outputs.retain(|(l, _)| l != label);
+                outputs.push((label.clone(), lines));
                 end_leftovers();
             }
             Step::Hex { label, path } => match std::fs::read(path) {
                 Ok(bytes) => report::hex(label, &bytes),
                 Err(e) => report::line(&format!("error hex {label}: {path}: {e}")),
             },
+            Step::Expect { label, text } => {
+                let said = outputs
+                    .iter()
+                    .find(|(l, _)| l == label)
+                    .is_some_and(|(_, lines)| lines.iter().any(|l| l.contains(text.as_str())));
+                if !said {
+                    report::line(&format!("error expect {label}: no line says {text:?}"));
+                }
+            }
         }
         reap_orphans();
     }
@@ -51,7 +64,7 @@ fn program(
     mode: Mode,
     argv: &[String],
     env: &[(String, String)],
-) {
+) -> Vec<String> {
     report::line(&format!("start {label}"));
     let out_path = format!("/tmp/vm-init-{n}.out");
     let start = Instant::now();
@@ -83,6 +96,7 @@ fn program(
         "end {label} {verdict} {} {elapsed}ms",
         status.replace(' ', "_")
     ));
+    lines
 }
 
 /// A test's own SKIP report, or libtest's summary of a binary.
