@@ -85,10 +85,10 @@ const TIMENS_ARGS: &[&str] = &[
     "86400",
 ];
 
-/// Where a kernel built with the auxiliary clocks has its tool runs (the default boot's,
-/// after the tests) read auxiliary clock 0 enabled, and `doctor` must prove it served: the
-/// line [`AUX_SERVED`] of its text output, checked inside (the init reports an error
-/// without it). Such a kernel's tests require `auxclock`.
+/// On a kernel built with the auxiliary clocks (its tests require `auxclock`), the default
+/// boot enables auxiliary clock 0 after the tests, so that `info` and `bench` show it, and
+/// `doctor` must prove it served: a line of its text output must contain [`AUX_SERVED`]
+/// (the init reports an error otherwise, which fails the machine).
 const AUX_REQUIRE: &str = "auxclock";
 const AUX_ENABLE: (&str, &[&str]) = (
     "aux-enable",
