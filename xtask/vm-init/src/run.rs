@@ -38,11 +38,7 @@ pub fn all(steps: &[Step]) {
                 Err(e) => report::line(&format!("error hex {label}: {path}: {e}")),
             },
             Step::Expect { label, text } => {
-                let said = outputs
-                    .iter()
-                    .find(|(l, _)| l == label)
-                    .is_some_and(|(_, lines)| lines.iter().any(|l| l.contains(text.as_str())));
-                if !said {
+                if !said(&outputs, label, text) {
                     report::line(&format!("error expect {label}: no line says {text:?}"));
                 }
             }
@@ -153,6 +149,14 @@ fn end_leftovers() {
     }
 }
 
+/// Whether a line of `label`'s last output contains `text` (false if it did not run).
+fn said(outputs: &[(String, Vec<String>)], label: &str, text: &str) -> bool {
+    outputs
+        .iter()
+        .find(|(l, _)| l == label)
+        .is_some_and(|(_, lines)| lines.iter().any(|l| l.contains(text)))
+}
+
 /// As PID 1 this process inherits every orphan: reap those that have exited.
 fn reap_orphans() {
     loop {
@@ -162,5 +166,24 @@ fn reap_orphans() {
         if pid <= 0 {
             break;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expect_looks_in_the_labels_last_output_only() {
+        let outputs = vec![
+            ("info".to_string(), vec!["AUX0 served".to_string()]),
+            (
+                "doctor".to_string(),
+                vec!["healthy".into(), "ok AUX0".into()],
+            ),
+        ];
+        assert!(said(&outputs, "doctor", "ok AUX0"));
+        assert!(!said(&outputs, "doctor", "AUX0 served"));
+        assert!(!said(&outputs, "bench", "healthy"));
     }
 }
