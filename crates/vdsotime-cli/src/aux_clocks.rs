@@ -1,7 +1,7 @@
 //! The auxiliary clocks the kernel has enabled (Linux 6.17+ with
 //! `CONFIG_POSIX_AUX_CLOCKS`): `/sys/kernel/time/aux_clocks/<n>/aux_clock_enable` reads 1.
-//! `info`, `bench` and `check` add them to the clocks they show; a kernel without them has
-//! no such directory, and they add nothing.
+//! `info`, `bench`, `check` and `doctor` add them to the clocks they show; a kernel without
+//! them has no such directory, and they add nothing.
 
 use std::path::Path;
 
@@ -16,6 +16,16 @@ const MAX_AUX_CLOCKS: u8 = 8;
 /// The enabled auxiliary clocks, in id order.
 pub fn enabled() -> Vec<ClockId> {
     enabled_in(Path::new(SYSFS))
+}
+
+/// The enabled auxiliary clocks, or `None` when the kernel has none (no such directory:
+/// older than Linux 6.17, or built without `CONFIG_POSIX_AUX_CLOCKS`).
+pub fn listed() -> Option<Vec<ClockId>> {
+    listed_in(Path::new(SYSFS))
+}
+
+fn listed_in(dir: &Path) -> Option<Vec<ClockId>> {
+    dir.is_dir().then(|| enabled_in(dir))
 }
 
 fn enabled_in(dir: &Path) -> Vec<ClockId> {
@@ -42,6 +52,11 @@ mod tests {
         }
         assert_eq!(enabled_in(&dir), [ClockId::aux(2), ClockId::aux(7)]);
         assert!(enabled_in(&dir.join("missing")).is_empty());
+        assert_eq!(
+            listed_in(&dir),
+            Some(vec![ClockId::aux(2), ClockId::aux(7)])
+        );
+        assert_eq!(listed_in(&dir.join("missing")), None);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -77,6 +77,10 @@ pub struct SystemFacts {
     /// library is in LD_PRELOAD).
     #[serde(default)]
     pub emulator: Option<String>,
+    /// The enabled auxiliary clocks (`AUX0`, ...), or `None` when the kernel has none
+    /// (no /sys/kernel/time/aux_clocks).
+    #[serde(default)]
+    pub aux_clocks_enabled: Option<Vec<String>>,
 }
 
 impl SystemFacts {
@@ -322,6 +326,8 @@ pub fn collect() -> SystemFacts {
         emulator: std::env::var("LD_PRELOAD")
             .is_ok_and(|p| p.contains("vgpreload"))
             .then(|| "valgrind".to_string()),
+        aux_clocks_enabled: crate::aux_clocks::listed()
+            .map(|clocks| clocks.into_iter().map(crate::names::clock_short).collect()),
     }
 }
 

@@ -37,7 +37,7 @@ pub fn run(json: bool) -> Exit {
     // The probe forks: first, while this process has one thread.
     let probe = seccomp::collect();
     let info = info::collect();
-    let rows = paths::short_rows();
+    let rows = paths::doctor_rows();
     let impls = [Impl::Vdsotime, Impl::VdsoRaw, Impl::Libc, Impl::Syscall];
     let report = bench::collect(&rows, &impls, &measure::default_plan(), 1, false);
     let profile = profile::from_report(&report, facts::collect(), probe);

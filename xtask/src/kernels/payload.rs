@@ -86,10 +86,34 @@ const TIMENS_ARGS: &[&str] = &[
     "86400",
 ];
 
+/// On a kernel built with the auxiliary clocks (its tests require `auxclock`), the default
+/// boot enables auxiliary clock 0 after the tests, so that `info` and `bench` show it, and
+/// `doctor` must prove it served: a line of its text output must contain [`AUX_SERVED`]
+/// (the init reports an error otherwise, which fails the machine).
+const AUX_REQUIRE: &str = "auxclock";
+const AUX_ENABLE: (&str, &[&str]) = (
+    "aux-enable",
+    &[
+        "/bin/vm-write",
+        "/sys/kernel/time/aux_clocks/0/aux_clock_enable",
+        "1",
+    ],
+);
+const DOCTOR_AUX: &str = "doctor-aux";
+const AUX_SERVED: &str = "[aux_clocks_served] The enabled auxiliary clock AUX0 is answered in user space by the vDSO (proved under a seccomp filter";
+
 /// Whether `label` is one of the tool's runs rather than a test binary.
 pub fn is_tool_run(label: &str) -> bool {
     TOOL_RUNS.iter().any(|(l, _, _)| *l == label)
-        || [CHECK.0, TRUTH, DOCTOR, DOCTOR_TIMENS].contains(&label)
+        || [
+            CHECK.0,
+            TRUTH,
+            DOCTOR,
+            DOCTOR_TIMENS,
+            AUX_ENABLE.0,
+            DOCTOR_AUX,
+        ]
+        .contains(&label)
 }
 
 /// Where the image dumped inside is read back from.
@@ -164,7 +188,7 @@ pub fn assemble(
     }
     a.char_device("/dev/console", 5, 1);
     a.file("/init", 0o755, &stripped(&built.init, objcopy)?);
-    for applet in ["true", "sleep", "unshare", "env", "vm-truth"] {
+    for applet in ["true", "sleep", "unshare", "env", "vm-truth", "vm-write"] {
         a.symlink(&format!("/bin/{applet}"), "/init");
     }
     a.file("/bin/vdsotime", 0o755, &stripped(&built.cli, objcopy)?);
@@ -234,8 +258,16 @@ pub fn assemble(
         if let Some(programs) = spec.aux_programs {
             add_aux_programs(&mut a, &mut run, programs, objcopy)?;
         }
+        let aux = spec.require.split(',').any(|r| r == AUX_REQUIRE);
+        if aux {
+            run(AUX_ENABLE.0, 10, "show", AUX_ENABLE.1);
+        }
         for (label, timeout, args) in TOOL_RUNS {
             run(label, *timeout, "show", &tool(args));
+        }
+        if aux {
+            run(DOCTOR_AUX, DOCTOR_TIMEOUT, "show", &tool(&["doctor"]));
+            plan.push_str(&format!("expect\t{DOCTOR_AUX}\t{AUX_SERVED}\n"));
         }
         plan.push_str(&format!("hex\t{DUMP_LABEL}\t/tmp/vdso.so\n"));
     }

@@ -5,9 +5,10 @@
 //! The initramfs holds no other userland, so this program also answers to the commands the
 //! core's tests start: `true` (exit 0), `sleep N`, and `unshare --time` (module [`unshare`]),
 //! to `env NAME=VALUE... PROGRAM` (module [`env`](mod@env): a variable for one program of
-//! the plan), and to `vm-truth`, the reading of the kernel's clock state the host judges
-//! `vdsotime doctor` against (module [`truth`]). The host installs them in `/bin` as links
-//! to it.
+//! the plan), to `vm-truth`, the reading of the kernel's clock state the host judges
+//! `vdsotime doctor` against (module [`truth`]), and to `vm-write PATH VALUE`, which
+//! writes a sysfs switch (exit 1, saying why, if the kernel refuses). The host installs
+//! them in `/bin` as links to it.
 
 mod env;
 mod plan;
@@ -37,7 +38,26 @@ fn main() {
         "unshare" => std::process::exit(unshare::main(&args[1..])),
         "env" => std::process::exit(env::main(&args[1..])),
         "vm-truth" => std::process::exit(truth::main()),
+        "vm-write" => std::process::exit(write(&args[1..])),
         _ => init(),
+    }
+}
+
+/// `vm-write PATH VALUE`: VALUE to PATH, or a message and 1.
+fn write(args: &[String]) -> i32 {
+    let [path, value] = args else {
+        eprintln!("usage: vm-write PATH VALUE");
+        return 1;
+    };
+    match std::fs::write(path, value) {
+        Ok(()) => {
+            println!("wrote {value} to {path}");
+            0
+        }
+        Err(e) => {
+            eprintln!("vm-write: {path}: {e}");
+            1
+        }
     }
 }
 

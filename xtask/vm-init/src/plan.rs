@@ -5,6 +5,8 @@
 //! run     LABEL    TIMEOUT_S  MODE  PROGRAM  ARGS...   MODE: tests (SKIP lines, results,
 //!                                                      the tail on failure) or show (all)
 //! hex     LABEL    PATH                                a file, hex-encoded, to the console
+//! expect  LABEL    TEXT                                an error line unless a line of the
+//!                                                      last LABEL run's output contains TEXT
 //! ```
 
 use std::time::Duration;
@@ -34,6 +36,10 @@ pub enum Step {
     Hex {
         label: String,
         path: String,
+    },
+    Expect {
+        label: String,
+        text: String,
     },
 }
 
@@ -65,6 +71,10 @@ pub fn parse(text: &str) -> Result<Vec<Step>, String> {
                 label: label.to_string(),
                 path: path.to_string(),
             },
+            ["expect", label, text] if !text.is_empty() => Step::Expect {
+                label: label.to_string(),
+                text: text.to_string(),
+            },
             _ => return Err(bad()),
         };
         steps.push(step);
@@ -82,6 +92,14 @@ mod tests {
             "# comment\nenv\tA\tb c\nrun\tkp\t60\ttests\t/bin/kp\t--skip\tx\n\nhex\tvdso\t/tmp/v\n";
         let steps = parse(plan).unwrap();
         assert_eq!(steps.len(), 3);
+        assert_eq!(
+            parse("expect\tdoctor\tserved").unwrap(),
+            [Step::Expect {
+                label: "doctor".into(),
+                text: "served".into()
+            }]
+        );
+        assert!(parse("expect\tdoctor\t").is_err());
         assert_eq!(
             steps[1],
             Step::Run {

@@ -17,6 +17,8 @@ const TAIL: usize = 80;
 /// Runs every step in order.
 pub fn all(steps: &[Step]) {
     let mut env: Vec<(String, String)> = Vec::new();
+    // Each label's output of its last run, for `expect`.
+    let mut outputs: Vec<(String, Vec<String>)> = Vec::new();
     for (n, step) in steps.iter().enumerate() {
         match step {
             Step::Env { key, value } => env.push((key.clone(), value.clone())),
@@ -26,13 +28,20 @@ pub fn all(steps: &[Step]) {
                 mode,
                 argv,
             } => {
-                program(n, label, *timeout, *mode, argv, &env);
+                let lines = program(n, label, *timeout, *mode, argv, &env);
+                outputs.retain(|(l, _)| l != label);
+                outputs.push((label.clone(), lines));
                 end_leftovers();
             }
             Step::Hex { label, path } => match std::fs::read(path) {
                 Ok(bytes) => report::hex(label, &bytes),
                 Err(e) => report::line(&format!("error hex {label}: {path}: {e}")),
             },
+            Step::Expect { label, text } => {
+                if !said(&outputs, label, text) {
+                    report::line(&format!("error expect {label}: no line says {text:?}"));
+                }
+            }
         }
         reap_orphans();
     }
@@ -51,7 +60,7 @@ fn program(
     mode: Mode,
     argv: &[String],
     env: &[(String, String)],
-) {
+) -> Vec<String> {
     report::line(&format!("start {label}"));
     let out_path = format!("/tmp/vm-init-{n}.out");
     let start = Instant::now();
@@ -83,6 +92,7 @@ fn program(
         "end {label} {verdict} {} {elapsed}ms",
         status.replace(' ', "_")
     ));
+    lines
 }
 
 /// A test's own SKIP report, or libtest's summary of a binary.
@@ -139,6 +149,14 @@ fn end_leftovers() {
     }
 }
 
+/// Whether a line of `label`'s last output contains `text` (false if it did not run).
+fn said(outputs: &[(String, Vec<String>)], label: &str, text: &str) -> bool {
+    outputs
+        .iter()
+        .find(|(l, _)| l == label)
+        .is_some_and(|(_, lines)| lines.iter().any(|l| l.contains(text)))
+}
+
 /// As PID 1 this process inherits every orphan: reap those that have exited.
 fn reap_orphans() {
     loop {
@@ -148,5 +166,24 @@ fn reap_orphans() {
         if pid <= 0 {
             break;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expect_looks_in_the_labels_last_output_only() {
+        let outputs = vec![
+            ("info".to_string(), vec!["AUX0 served".to_string()]),
+            (
+                "doctor".to_string(),
+                vec!["healthy".into(), "ok AUX0".into()],
+            ),
+        ];
+        assert!(said(&outputs, "doctor", "ok AUX0"));
+        assert!(!said(&outputs, "doctor", "AUX0 served"));
+        assert!(!said(&outputs, "bench", "healthy"));
     }
 }

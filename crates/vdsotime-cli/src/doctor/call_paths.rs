@@ -82,6 +82,12 @@ impl PathEntry {
             None => format!("{}()", self.function),
         }
     }
+
+    /// Whether this row reads an auxiliary clock (`clock_gettime(AUX0)`, ...).
+    pub fn is_aux(&self) -> bool {
+        self.function == "clock_gettime"
+            && self.clock.as_deref().is_some_and(|c| c.starts_with("AUX"))
+    }
 }
 
 /// `MONOTONIC` for `CLOCK_MONOTONIC`.

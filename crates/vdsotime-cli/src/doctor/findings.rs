@@ -78,6 +78,8 @@ codes! {
     ClocksourceNotVdsoCapable = "clocksource_not_vdso_capable",
     /// The vDSO lacks a symbol this architecture's kernels export.
     VdsoSymbolMissing = "vdso_symbol_missing",
+    /// An enabled auxiliary clock enters the kernel while the vDSO serves MONOTONIC.
+    VdsoLacksAuxClocks = "vdso_lacks_aux_clocks",
     /// A call the vDSO should answer enters the kernel (function and clock in `subject`).
     ClockServedBySyscall = "clock_served_by_syscall",
     /// The C library makes a system call where the vDSO would answer.
@@ -92,12 +94,16 @@ codes! {
     ClocksourceUnknown = "clocksource_unknown",
     /// The seccomp proof could not run here; paths are judged by timing.
     SeccompUnavailable = "seccomp_unavailable",
+    /// The kernel has auxiliary clocks, none of them enabled: nothing to prove.
+    AuxClocksNoneEnabled = "aux_clocks_none_enabled",
     /// The vDSO answers every time call without entering the kernel.
     VdsoServesAll = "vdso_serves_all",
     /// The clocksource is one the vDSO reads.
     ClocksourceVdsoCapable = "clocksource_vdso_capable",
     /// getcpu is answered from the rseq area glibc registered, with no call at all.
     GetcpuFromRseq = "getcpu_from_rseq",
+    /// Every enabled auxiliary clock is answered in user space.
+    AuxClocksServed = "aux_clocks_served",
 }
 
 /// What a finding is about; any subset.
@@ -126,6 +132,9 @@ pub struct Fix {
     /// The kernel command-line change that keeps it across reboots.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub boot: Option<String>,
+    /// The kernel to run instead, where no setting of this one helps.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub kernel: Option<String>,
 }
 
 /// One thing the doctor found.

@@ -97,7 +97,7 @@ pub fn from_report(report: &BenchReport, facts: SystemFacts, probe: ProbeReport)
         has_vdso: vdsotime::vdso().is_some(),
         arch: vdsotime::arch::NATIVE.name.to_string(),
         missing_symbols: missing_symbols(),
-        costs: costs_from(report, &paths::short_rows()),
+        costs: costs_from(report, &paths::doctor_rows()),
         probe: Some(probe),
     }
 }
@@ -107,7 +107,7 @@ pub fn from_report(report: &BenchReport, facts: SystemFacts, probe: ProbeReport)
 pub fn collect(plan: &Plan) -> (Profile, BenchReport) {
     let probe = seccomp::collect();
     let report = crate::bench::collect(
-        &paths::short_rows(),
+        &paths::doctor_rows(),
         &[Impl::Vdsotime, Impl::Libc, Impl::Syscall],
         plan,
         1,

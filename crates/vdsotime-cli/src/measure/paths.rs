@@ -111,6 +111,18 @@ pub fn short_rows() -> Vec<Function> {
     v
 }
 
+/// The rows the doctor times and proves: the short table's, then clock_gettime of each
+/// enabled auxiliary clock (enabled because something reads it, so its path matters).
+pub fn doctor_rows() -> Vec<Function> {
+    let mut v = short_rows();
+    v.extend(
+        crate::aux_clocks::enabled()
+            .into_iter()
+            .map(Function::ClockGettime),
+    );
+    v
+}
+
 /// A probe for `f` through `imp`, or `None` where that path does not exist (no vDSO
 /// symbol for it on this architecture, no such call in rustix or std).
 pub fn probe(f: Function, imp: Impl) -> Option<Probe> {

@@ -94,6 +94,8 @@ fn scenarios_exit_with_their_verdict_and_cause_first() {
         ("tsc_unstable", 2, Some("tsc_marked_unstable")),
         ("tsc_watchdog", 2, Some("tsc_marked_unstable")),
         ("no_vdso", 2, Some("no_vdso")),
+        ("aux_served", 0, None),
+        ("aux_not_served", 0, Some("vdso_lacks_aux_clocks")),
     ] {
         let (c, out) = judge(name, &["--json"]);
         assert_eq!(c, code, "{name}: {out}");

@@ -133,3 +133,38 @@ fn scenarios_as_metrics() {
     let (_, out) = judge("no_vdso", &["--format", "prometheus"]);
     assert_eq!(one(&metrics(&out), "vdsotime_vdso_present"), 0.0);
 }
+
+#[test]
+fn aux_clocks_as_metrics_json_and_text() {
+    let finding = |m: &BTreeMap<String, Family>, code: &str, severity: &str| {
+        m["vdsotime_findings"]
+            .samples
+            .iter()
+            .any(|s| s.labels["code"] == code && s.labels["severity"] == severity && s.value == 1.0)
+    };
+    let (c, out) = judge("aux_not_served", &["--format", "prometheus"]);
+    assert_eq!(c, 0);
+    let m = metrics(&out);
+    well_formed(&m);
+    assert_eq!(path_of(&m, "clock_gettime", "AUX0"), "vdso-fallback");
+    assert!(finding(&m, "vdso_lacks_aux_clocks", "warning"), "{out}");
+    let (_, out) = judge("aux_not_served", &["--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let cause = &v["verdict"]["findings"][0];
+    assert_eq!(cause["code"], "vdso_lacks_aux_clocks");
+    assert_eq!(cause["subject"]["clock"], "AUX0");
+    assert_eq!(
+        cause["fix"]["kernel"],
+        "Linux 6.17 or later with the generic vDSO"
+    );
+    let (_, text) = judge("aux_not_served", &[]);
+    assert!(
+        text.contains("WARNING  [vdso_lacks_aux_clocks] The auxiliary clock AUX0 is enabled"),
+        "{text}"
+    );
+    let (c, out) = judge("aux_served", &["--format", "prometheus"]);
+    assert_eq!(c, 0);
+    let m = metrics(&out);
+    assert_eq!(path_of(&m, "clock_gettime", "AUX0"), "vdso");
+    assert!(finding(&m, "aux_clocks_served", "ok"), "{out}");
+}

@@ -66,6 +66,7 @@ pub fn switch_to(cs: &str) -> Fix {
         clocksource: Some(cs.to_string()),
         sysfs: Some(format!("echo {cs} > {SYSFS}")),
         boot: Some(format!("clocksource={cs}")),
+        kernel: None,
     }
 }
 

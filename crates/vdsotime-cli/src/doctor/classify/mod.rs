@@ -10,6 +10,7 @@ use crate::doctor::findings::{self, Code, Finding, Role, Severity, Subject};
 use crate::doctor::seccomp::Method;
 use crate::output;
 
+pub mod aux_clocks;
 pub mod causes;
 pub mod clocksources;
 pub mod scene;
@@ -181,11 +182,14 @@ pub fn classify(p: &Profile) -> Verdict {
     causes::tsc_unstable(&s, &mut out);
     causes::clocksource(&s, &mut out);
     causes::missing_symbols(&s, &mut out);
+    aux_clocks::cause(&s, &mut out);
     symptoms::judge(&s, &mut out);
     context(&s, &mut out);
+    aux_clocks::context(&s, &mut out);
     let degraded = out.iter().any(|f| f.severity == Severity::Degraded);
     if !degraded {
         healthy(&s, &mut out);
+        aux_clocks::healthy(&s, &mut out);
     }
     findings::sort(&mut out);
     Verdict {
@@ -200,3 +204,7 @@ mod tests;
 #[cfg(test)]
 #[path = "scenario_tests.rs"]
 mod scenarios;
+
+#[cfg(test)]
+#[path = "aux_scenario_tests.rs"]
+mod aux_scenarios;

@@ -4,19 +4,19 @@
 use super::*;
 use crate::doctor::findings::Code;
 
-fn scenario(json: &str) -> (Profile, Verdict) {
+pub(super) fn scenario(json: &str) -> (Profile, Verdict) {
     let doc: serde_json::Value = serde_json::from_str(json).unwrap();
     let p: Profile = serde_json::from_value(doc["profile"].clone()).unwrap();
     let v = classify(&p);
     (p, v)
 }
 
-fn codes(v: &Verdict) -> Vec<Code> {
+pub(super) fn codes(v: &Verdict) -> Vec<Code> {
     v.findings.iter().map(|f| f.code).collect()
 }
 
 /// Nothing that contradicts a degraded verdict, and no hedge.
-fn honest(v: &Verdict) {
+pub(super) fn honest(v: &Verdict) {
     for f in &v.findings {
         if v.degraded() {
             assert_ne!(f.severity, Severity::Ok, "{}", f.message);

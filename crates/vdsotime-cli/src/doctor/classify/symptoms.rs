@@ -2,8 +2,8 @@
 //! answered, with its cost and the reason, and C libraries that make the syscall.
 
 use crate::doctor::call_paths::{PathEntry, PathKind, FALLBACK_RATIO};
-use crate::doctor::classify::clocksources;
 use crate::doctor::classify::scene::Scene;
+use crate::doctor::classify::{aux_clocks, clocksources};
 use crate::doctor::findings::{Code, Finding, Role, Severity, Subject};
 use crate::doctor::seccomp::Method;
 use crate::output;
@@ -41,6 +41,9 @@ fn reason(s: &Scene, e: &PathEntry) -> String {
         "getrandom" => return "because the vDSO's generator asked the kernel (not yet seeded, or just reseeded)".into(),
         "clock_getres" => return "because this kernel's vDSO does not answer clock_getres for this clock".into(),
         _ => {}
+    }
+    if aux_clocks::vdso_lacks(s, e) {
+        return "because this process's vDSO does not serve the auxiliary clocks (above)".into();
     }
     let monotonic_served = s.reference().is_some_and(|r| r.path == PathKind::Vdso);
     if monotonic_served && e.function == "clock_gettime" && reads_counter(e) {

@@ -69,6 +69,7 @@ fn healthy() -> Profile {
             tsc_unstable_reason: None,
             kernel_cmdline: Some("BOOT_IMAGE=/vmlinuz root=/dev/vda1 quiet".into()),
             emulator: None,
+            aux_clocks_enabled: None,
         },
         has_vdso: true,
         arch: "x86_64".into(),

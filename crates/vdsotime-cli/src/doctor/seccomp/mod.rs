@@ -89,10 +89,10 @@ pub struct ProbeReport {
     pub calls: Vec<ProbeCall>,
 }
 
-/// What the probe calls: the doctor's timed rows, then clock_getres of the same clocks
-/// and getrandom.
+/// What the probe calls: the doctor's timed rows (with the enabled auxiliary clocks), then
+/// clock_getres of the clocks the vDSO serves and getrandom.
 pub fn rows() -> Vec<Function> {
-    let mut v = paths::short_rows();
+    let mut v = paths::doctor_rows();
     v.extend(paths::VDSO_CLOCKS.map(Function::ClockGetres));
     v.push(Function::Getrandom);
     v
