@@ -2,6 +2,7 @@
 //! not the clocks: which symbols exist, at which addresses, for which architecture.
 
 use crate::arch::{self, ArchTable};
+use crate::elf::native::{Layout, NativeImage};
 use crate::elf::{ElfClass, ElfError, Endian, Header, Image, Symbol, Symbols};
 use crate::sys::{nr, syscall};
 use crate::Errno;
@@ -247,21 +248,61 @@ pub fn vdso() -> Option<Vdso<'static>> {
     }
 }
 
-/// Finds, validates and records the image named by the auxiliary vector, and hands it
-/// to the first caller as parsed: nothing is parsed twice.
+/// The image this process's functions are bound from, read by the lean native reader
+/// ([`crate::elf::native`]) for a function's first call: the one a caller named, else the
+/// one the auxiliary vector names (not recorded: [`vdso`] validates it whole when asked).
+/// `None` when there is none, it is not mapped any more, or it is not a native image.
+///
+/// As for [`vdso`], `msync` confirms the first page is still mapped before a byte is
+/// read, and the whole image too unless it is the kernel's mapping of it.
 #[cold]
-fn locate() -> Option<Vdso<'static>> {
-    use crate::auxv::Source;
-    crate::elf::prefetch::parser();
-    let Some((addr, source)) = crate::auxv::sysinfo_ehdr_from() else {
-        publish_absent();
-        return None;
+pub(crate) fn own() -> Option<NativeImage<'static>> {
+    let (addr, confirm) = match BASE.load(Ordering::Acquire) {
+        0 => {
+            crate::elf::prefetch::parser();
+            own_address()?
+        }
+        ABSENT => return None,
+        // Validated whole when it was recorded.
+        base => (base, Confirm::FirstPage),
     };
+    if !is_mapped(addr, MIN_PAGE) {
+        return None;
+    }
+    // SAFETY: `msync` just confirmed the first 4 KiB at `addr`.
+    let first = unsafe { core::slice::from_raw_parts(addr as *const u8, MIN_PAGE) };
+    let layout = Layout::read(first)?;
+    let len = layout.len();
+    if confirm == Confirm::Whole && !is_mapped(addr, len) {
+        return None;
+    }
+    // SAFETY: `len` bytes from `addr` are mapped: confirmed by `msync`, or the kernel's
+    // one mapping of the whole image, whose first page is there; the vDSO is never
+    // written by user space.
+    let bytes = unsafe { core::slice::from_raw_parts(addr as *const u8, len) };
+    NativeImage::read(layout, bytes, addr)
+}
+
+/// `AT_SYSINFO_EHDR`, and what must be confirmed mapped before reading the image there.
+fn own_address() -> Option<(usize, Confirm)> {
+    use crate::auxv::Source;
+    let (addr, source) = crate::auxv::sysinfo_ehdr_from()?;
     let confirm = match source {
         // This process's own AT_SYSINFO_EHDR: the kernel's one mapping of the whole image.
         Source::Own => Confirm::FirstPage,
         // Under an emulator, the host's vector: every range is confirmed.
         Source::Prctl => Confirm::Whole,
+    };
+    Some((addr, confirm))
+}
+
+/// Finds, validates and records the image named by the auxiliary vector, and hands it
+/// to the first caller as parsed: nothing is parsed twice.
+#[cold]
+fn locate() -> Option<Vdso<'static>> {
+    let Some((addr, confirm)) = own_address() else {
+        publish_absent();
+        return None;
     };
     // SAFETY: AT_SYSINFO_EHDR as the kernel reports it: its first page is confirmed still
     // mapped (a process may have unmapped its vDSO) before it is read, and the rest is
