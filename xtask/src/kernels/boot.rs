@@ -37,7 +37,13 @@ pub fn command(m: &Machine, kernel: &Path, initrd: &Path, append: &str, memory_m
         .arg(initrd)
         .arg("-append")
         // panic=-1 with -no-reboot: a kernel panic ends QEMU at once instead of hanging.
-        .arg(format!("console={} panic=-1 quiet rdinit=/init {end}{append}", m.console).trim_end());
+        .arg(
+            format!(
+                "console={} panic=-1 quiet rdinit=/init {end}{append}",
+                m.console
+            )
+            .trim_end(),
+        );
     cmd
 }
 

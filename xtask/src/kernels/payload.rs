@@ -220,7 +220,11 @@ pub fn assemble(
             // The auxiliary clocks' test prints what it saw (the clock enabled, its
             // readings set and steered, which clocks were served in user space): kept
             // whole in the log, the proof that they were.
-            let mode = if label == "aux_clocks" { "show" } else { "tests" };
+            let mode = if label == "aux_clocks" {
+                "show"
+            } else {
+                "tests"
+            };
             run(label, spec.per_binary.as_secs(), mode, &argv);
         }
         for (label, timeout, args) in TOOL_RUNS {
