@@ -2,6 +2,7 @@
 //! not the clocks: which symbols exist, at which addresses, for which architecture.
 
 use crate::arch::{self, ArchTable};
+use crate::elf::native::{Layout, NativeImage};
 use crate::elf::{ElfClass, ElfError, Endian, Header, Image, Symbol, Symbols};
 use crate::sys::{nr, syscall};
 use crate::Errno;
@@ -217,7 +218,8 @@ fn is_mapped(addr: usize, len: usize) -> bool {
 }
 
 /// 0: not looked for yet; 1 ([`ABSENT`]): this process has no usable vDSO; else the
-/// address of an image [`Vdso::from_address`] accepted.
+/// address of an image [`Vdso::from_address`] accepted, or of the kernel's own mapping
+/// that the general parser or the lean reader accepted.
 ///
 /// This one word is all that is published. The length is not stored beside it: it is a
 /// function of the image, which stays mapped and unchanged (the contract of
@@ -247,21 +249,86 @@ pub fn vdso() -> Option<Vdso<'static>> {
     }
 }
 
-/// Finds, validates and records the image named by the auxiliary vector, and hands it
-/// to the first caller as parsed: nothing is parsed twice.
+/// The image this process's functions are bound from, read by the lean native reader
+/// ([`crate::elf::native`]) for a function's first call: the one recorded (a caller's, or
+/// the one a first call found), else the one the auxiliary vector names. That one is
+/// recorded, as [`locate`] records it, so that the vector is read once, if it is the
+/// kernel's own mapping (an address `PR_GET_AUXV` gave is confirmed whole by [`vdso`]
+/// before it is recorded). `None` when there is none, it is not mapped any more, or it is
+/// not a native image.
+///
+/// As for [`vdso`], `msync` confirms the first page is still mapped before a byte is
+/// read, and the whole image too unless it is the kernel's mapping of it.
 #[cold]
-fn locate() -> Option<Vdso<'static>> {
-    use crate::auxv::Source;
-    crate::elf::prefetch::parser();
-    let Some((addr, source)) = crate::auxv::sysinfo_ehdr_from() else {
-        publish_absent();
-        return None;
+pub(crate) fn own() -> Option<NativeImage<'static>> {
+    let (addr, confirm, found) = match BASE.load(Ordering::Acquire) {
+        0 => {
+            crate::elf::prefetch::parser();
+            let Some((addr, confirm)) = own_address() else {
+                publish_absent();
+                return None;
+            };
+            (addr, confirm, true)
+        }
+        ABSENT => return None,
+        // Confirmed whole when it was recorded.
+        base => (base, Confirm::FirstPage, false),
     };
+    // SAFETY: as `read_native` requires: the address of an image (`AT_SYSINFO_EHDR` or
+    // one recorded), confirmed as `confirm` says.
+    let image = unsafe { read_native(addr, confirm) };
+    match &image {
+        Some(_) if found && confirm == Confirm::FirstPage => BASE.store(addr, Ordering::Release),
+        None if found => publish_absent(),
+        _ => {}
+    }
+    image
+}
+
+/// The lean reader on the image at `addr`, once `msync` confirmed its first page (and,
+/// with [`Confirm::Whole`], the rest it reads).
+///
+/// # Safety
+/// With [`Confirm::FirstPage`], the image's loaded segment past its first page must be
+/// mapped wherever that page is (the kernel's own mapping of the vDSO).
+unsafe fn read_native(addr: usize, confirm: Confirm) -> Option<NativeImage<'static>> {
+    if !is_mapped(addr, MIN_PAGE) {
+        return None;
+    }
+    // SAFETY: `msync` just confirmed the first 4 KiB at `addr`.
+    let first = unsafe { core::slice::from_raw_parts(addr as *const u8, MIN_PAGE) };
+    let layout = Layout::read(first)?;
+    let len = layout.len();
+    if confirm == Confirm::Whole && !is_mapped(addr, len) {
+        return None;
+    }
+    // SAFETY: `len` bytes from `addr` are mapped: confirmed by `msync`, or the kernel's
+    // one mapping of the whole image, whose first page is there (the caller's promise);
+    // the vDSO is never written by user space.
+    let bytes = unsafe { core::slice::from_raw_parts(addr as *const u8, len) };
+    NativeImage::read(layout, bytes, addr)
+}
+
+/// `AT_SYSINFO_EHDR`, and what must be confirmed mapped before reading the image there.
+fn own_address() -> Option<(usize, Confirm)> {
+    use crate::auxv::Source;
+    let (addr, source) = crate::auxv::sysinfo_ehdr_from()?;
     let confirm = match source {
         // This process's own AT_SYSINFO_EHDR: the kernel's one mapping of the whole image.
         Source::Own => Confirm::FirstPage,
         // Under an emulator, the host's vector: every range is confirmed.
         Source::Prctl => Confirm::Whole,
+    };
+    Some((addr, confirm))
+}
+
+/// Finds, validates and records the image named by the auxiliary vector, and hands it
+/// to the first caller as parsed: nothing is parsed twice.
+#[cold]
+fn locate() -> Option<Vdso<'static>> {
+    let Some((addr, confirm)) = own_address() else {
+        publish_absent();
+        return None;
     };
     // SAFETY: AT_SYSINFO_EHDR as the kernel reports it: its first page is confirmed still
     // mapped (a process may have unmapped its vDSO) before it is read, and the rest is

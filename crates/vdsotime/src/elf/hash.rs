@@ -61,7 +61,6 @@ impl Image<'_> {
 
     /// The number of dynamic symbols. `DT_HASH` says it (`nchain`); with only
     /// `DT_GNU_HASH` it is one past the end of the chain that starts at the largest bucket.
-    #[inline(never)] // prefetched by its address: see `prefetch`
     pub(super) fn count_symbols(&self) -> Result<usize, ElfError> {
         let r = &self.r;
         if let Some(at) = self.gnu_hash {

@@ -11,6 +11,7 @@
 #![deny(clippy::arithmetic_side_effects)]
 
 mod hash;
+pub(crate) mod native;
 pub(crate) mod prefetch;
 mod reader;
 mod symbols;
@@ -163,7 +164,6 @@ impl Load {
 
 impl Header {
     /// Validates `e_ident`, `e_type`, `e_version` and `e_phentsize`.
-    #[inline(never)] // prefetched by its address: see `prefetch`
     pub(crate) fn parse(bytes: &[u8]) -> Result<Header, ElfError> {
         let ident = bytes.get(..16).ok_or(ElfError::TooShort)?;
         if ident[..4] != *b"\x7fELF" {
@@ -233,7 +233,6 @@ impl Header {
         Ok(())
     }
 
-    #[inline(never)] // prefetched by its address
     fn first_load(&self, r: &Reader<'_>) -> Result<Load, ElfError> {
         let mut load = None;
         self.each_phdr(r, |p_type, ph| {
@@ -255,7 +254,6 @@ impl Header {
     /// section headers (which `readelf` wants, though nothing here reads them). Used to
     /// size the live vDSO, whose length the kernel does not tell us. Also gives the
     /// segment, for [`Image::with_header`].
-    #[inline(never)] // prefetched by its address
     pub(crate) fn extent(&self, bytes: &[u8]) -> Result<(Load, usize), ElfError> {
         let r = self.reader(bytes);
         let load = self.first_load(&r)?;
@@ -298,7 +296,6 @@ impl<'a> Image<'a> {
     /// first bytes (to size the live vDSO), so that a process's first call parses them
     /// once. Every check that depends on the length of `bytes` is made again here: the
     /// header's own, and the program headers' (by the walk below).
-    #[inline(never)] // prefetched by its address
     pub(crate) fn with_header(
         header: Header,
         load: Load,

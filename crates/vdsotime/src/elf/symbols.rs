@@ -27,7 +27,6 @@ impl<'a> Image<'a> {
     /// Symbol `idx` if it is a defined global or weak `STT_FUNC` / `STT_NOTYPE` symbol
     /// (ppc64 vDSOs use `STT_NOTYPE`) whose code lies inside the image. `expected` is the
     /// name and version a lookup wants, if any: text equal to them needs no UTF-8 check.
-    #[inline(never)] // prefetched by its address: see `prefetch`
     pub(super) fn symbol(
         &self,
         idx: usize,
@@ -77,7 +76,6 @@ impl<'a> Image<'a> {
 
     /// Finds `name`, and if `version` is given, with that version (an unversioned
     /// image or symbol matches any version, as the dynamic linker allows).
-    #[inline(never)] // prefetched by its address
     pub(crate) fn lookup(
         &self,
         name: &str,

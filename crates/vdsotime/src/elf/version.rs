@@ -12,7 +12,6 @@ const MAX_VERDEFS: usize = 256;
 
 impl<'a> Image<'a> {
     /// The version name of symbol `idx`, `None` if the image or the symbol has none.
-    #[inline(never)] // prefetched by its address: see `prefetch`
     pub(super) fn version_of(&self, idx: usize) -> Result<Option<&'a [u8]>, ElfError> {
         let (Some(versym), Some(mut def)) = (self.versym, self.verdef) else {
             return Ok(None);

@@ -3,8 +3,9 @@
 
 use super::{shim, ClockFn, CpuFn, TimeFn, TodFn};
 use crate::arch::{self, ArchTable};
+use crate::elf::native::NativeImage;
 use crate::syscall::{raw_clock_getres, raw_clock_gettime, raw_getcpu, raw_gettimeofday, raw_time};
-use crate::{Path, Vdso};
+use crate::Path;
 
 /// How one entry is served.
 pub(crate) struct Binding<F> {
@@ -41,20 +42,20 @@ impl Found {
 }
 
 /// `name` (if this architecture has it) in `v`, with the table's version.
-fn find(v: Option<&Vdso<'static>>, name: Option<&'static str>) -> Option<Found> {
+fn find(v: Option<&NativeImage<'static>>, name: Option<&'static str>) -> Option<Found> {
     let t: &ArchTable = arch::NATIVE;
     let name = name?;
-    let sym = v?.lookup(name, Some(t.version))?;
+    let (address, versioned) = v?.lookup(name, t.version)?;
     Some(Found {
         name,
-        version: sym.version,
-        address: sym.address,
+        version: versioned.then_some(t.version),
+        address,
     })
 }
 
 /// The time64 clock symbol, unless this arch requires its time32 twin beside it.
 fn time64(
-    v: Option<&Vdso<'static>>,
+    v: Option<&NativeImage<'static>>,
     name64: Option<&'static str>,
     name32: Option<&'static str>,
 ) -> Option<Found> {
@@ -103,7 +104,7 @@ macro_rules! direct {
 }
 
 /// `clock_gettime`: the time64 symbol, else (on 32-bit targets, widened) the time32 one.
-pub(crate) fn clock_gettime(v: Option<&Vdso<'static>>) -> Binding<ClockFn> {
+pub(crate) fn clock_gettime(v: Option<&NativeImage<'static>>) -> Binding<ClockFn> {
     let t = arch::NATIVE;
     if let Some(f) = time64(v, t.clock_gettime64, t.clock_gettime) {
         return direct!(f, ClockFn, shim::clock_gettime, shim::clock_gettime_enosys);
@@ -118,7 +119,7 @@ pub(crate) fn clock_gettime(v: Option<&Vdso<'static>>) -> Binding<ClockFn> {
 }
 
 /// `clock_getres`, chosen as `clock_gettime` is.
-pub(crate) fn clock_getres(v: Option<&Vdso<'static>>) -> Binding<ClockFn> {
+pub(crate) fn clock_getres(v: Option<&NativeImage<'static>>) -> Binding<ClockFn> {
     let t = arch::NATIVE;
     if let Some(f) = time64(v, t.clock_getres64, t.clock_getres) {
         return direct!(f, ClockFn, shim::clock_getres, shim::clock_getres_enosys);
@@ -133,7 +134,7 @@ pub(crate) fn clock_getres(v: Option<&Vdso<'static>>) -> Binding<ClockFn> {
 }
 
 /// `gettimeofday` (widened from time32 on 32-bit targets).
-pub(crate) fn gettimeofday(v: Option<&Vdso<'static>>) -> Binding<TodFn> {
+pub(crate) fn gettimeofday(v: Option<&NativeImage<'static>>) -> Binding<TodFn> {
     match find(v, arch::NATIVE.gettimeofday) {
         #[cfg(target_pointer_width = "64")]
         Some(f) => direct!(f, TodFn, shim::gettimeofday, shim::gettimeofday_enosys),
@@ -146,7 +147,7 @@ pub(crate) fn gettimeofday(v: Option<&Vdso<'static>>) -> Binding<TodFn> {
 /// `time` is the coarse wall clock's seconds: where the vDSO has no 64-bit `time`,
 /// its coarse clock answers in a few ns (through the `clock_gettime` entry), far faster
 /// than the syscall.
-pub(crate) fn time(v: Option<&Vdso<'static>>) -> Binding<TimeFn> {
+pub(crate) fn time(v: Option<&NativeImage<'static>>) -> Binding<TimeFn> {
     let own = if cfg!(target_pointer_width = "64") {
         find(v, arch::NATIVE.time)
     } else {
@@ -166,7 +167,7 @@ pub(crate) fn time(v: Option<&Vdso<'static>>) -> Binding<TimeFn> {
 }
 
 /// `getcpu` (the caller reads glibc's rseq area first, where there is one).
-pub(crate) fn getcpu(v: Option<&Vdso<'static>>) -> Binding<CpuFn> {
+pub(crate) fn getcpu(v: Option<&NativeImage<'static>>) -> Binding<CpuFn> {
     match find(v, arch::NATIVE.getcpu) {
         Some(f) => direct!(f, CpuFn, shim::getcpu),
         None => syscall(raw_getcpu as CpuFn),

@@ -8,7 +8,8 @@
 //! first call each parse the same image and store the same pointers. Nothing here
 //! allocates, so every path is async-signal-safe.
 
-use crate::{ClockId, Path, Timespec, Timeval, Timezone, Vdso};
+use crate::elf::native::NativeImage;
+use crate::{ClockId, Path, Timespec, Timeval, Timezone};
 use core::ffi::c_void;
 use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::Relaxed};
 
@@ -54,7 +55,7 @@ macro_rules! entries {
         mod store {
             use super::*;
             $(
-                pub(super) fn $get(v: Option<&Vdso<'static>>) {
+                pub(super) fn $get(v: Option<&NativeImage<'static>>) {
                     let b = bind::$get(v);
                     SYMBOL[Slot::$slot as usize].store(b.symbol, Relaxed);
                     ENTRIES.$get.store(b.call as *mut (), Relaxed);
@@ -76,7 +77,7 @@ macro_rules! entries {
             #[cold]
             #[inline(never)]
             unsafe extern "C" fn $init($($arg: $argty),*) -> $ret {
-                store::$get(crate::vdso().as_ref());
+                store::$get(crate::vdso::own().as_ref());
                 // SAFETY: the caller's arguments are forwarded unchanged.
                 unsafe { $get()($($arg),*) }
             }
@@ -86,7 +87,7 @@ macro_rules! entries {
         #[cold]
         #[inline(never)]
         pub(crate) fn resolve_all() {
-            let v = crate::vdso();
+            let v = crate::vdso::own();
             $( store::$get(v.as_ref()); )*
         }
 
@@ -94,7 +95,7 @@ macro_rules! entries {
         #[cold]
         #[inline(never)]
         fn resolve(slot: Slot) {
-            let v = crate::vdso();
+            let v = crate::vdso::own();
             match slot {
                 $( Slot::$slot => store::$get(v.as_ref()), )*
             }
@@ -132,7 +133,7 @@ pub(crate) fn symbol(slot: Slot) -> usize {
 
 /// How `slot`'s entry is served in this process (whether or not it is bound yet).
 pub(crate) fn path(slot: Slot) -> Path {
-    let v = crate::vdso();
+    let v = crate::vdso::own();
     let v = v.as_ref();
     match slot {
         Slot::ClockGettime => bind::clock_gettime(v).path,
