@@ -2,8 +2,9 @@
 //! answered, with its cost and the reason, and C libraries that make the syscall.
 
 use crate::doctor::call_paths::{PathEntry, PathKind, FALLBACK_RATIO};
+use crate::doctor::classify::aux_clocks;
+use crate::doctor::classify::clocksources;
 use crate::doctor::classify::scene::Scene;
-use crate::doctor::classify::{aux_clocks, clocksources};
 use crate::doctor::findings::{Code, Finding, Role, Severity, Subject};
 use crate::doctor::seccomp::Method;
 use crate::output;
