@@ -6,8 +6,10 @@
 use super::reader::{offset, plus};
 use super::{ElfError, Image};
 
-/// The SysV ELF hash of a name.
-fn sysv_hash(name: &[u8]) -> u32 {
+/// The SysV ELF hash of a name. Inlined, so that the first call's lean reader
+/// ([`super::native`]) keeps its code in one place.
+#[inline(always)]
+pub(super) fn sysv_hash(name: &[u8]) -> u32 {
     name.iter().fold(0u32, |h, &c| {
         let h = (h << 4).wrapping_add(u32::from(c));
         let g = h & 0xf000_0000;
@@ -15,8 +17,9 @@ fn sysv_hash(name: &[u8]) -> u32 {
     })
 }
 
-/// The GNU (DJB) hash of a name.
-fn gnu_hash(name: &[u8]) -> u32 {
+/// The GNU (DJB) hash of a name (inlined, as [`sysv_hash`]).
+#[inline(always)]
+pub(super) fn gnu_hash(name: &[u8]) -> u32 {
     name.iter().fold(5381u32, |h, &c| {
         h.wrapping_mul(33).wrapping_add(u32::from(c))
     })

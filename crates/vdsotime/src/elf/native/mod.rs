@@ -11,6 +11,7 @@
 //! On a well-formed native image it finds what [`super::Image::lookup`] finds (a unit
 //! test compares the two on every symbol of the running vDSO and of the fixtures).
 
+use super::hash::{gnu_hash, sysv_hash};
 use super::{
     DT_GNU_HASH, DT_HASH, DT_NULL, DT_STRSZ, DT_STRTAB, DT_SYMENT, DT_SYMTAB, DT_VERDEF, DT_VERSYM,
     ET_DYN, PT_DYNAMIC, PT_LOAD,
@@ -235,9 +236,7 @@ impl<'a> NativeImage<'a> {
             let bloom_words = u32_at(b, at.checked_add(8)?)? as usize;
             let buckets = offset(at.checked_add(16)?, bloom_words, WORD)?;
             let chains = offset(buckets, nbuckets, 4)?;
-            let h = name.iter().fold(5381u32, |h, &c| {
-                h.wrapping_mul(33).wrapping_add(u32::from(c))
-            });
+            let h = gnu_hash(name);
             let bucket = (h as usize).checked_rem(nbuckets)?;
             let mut idx = u32_at(b, offset(buckets, bucket, 4)?)? as usize;
             if idx < symoffset {
@@ -267,11 +266,7 @@ impl<'a> NativeImage<'a> {
             }
         };
         let (nbucket, nchain) = (entry(0)?, entry(1)?);
-        let h = name.iter().fold(0u32, |h, &c| {
-            let h = (h << 4).wrapping_add(u32::from(c));
-            let g = h & 0xf000_0000;
-            (h ^ (g >> 24)) & !g
-        });
+        let h = sysv_hash(name);
         let mut idx = entry(2usize.checked_add((h as usize).checked_rem(nbucket)?)?)?;
         for _ in 0..nchain {
             if idx == 0 || idx >= nchain {
