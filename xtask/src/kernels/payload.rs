@@ -86,11 +86,10 @@ const TIMENS_ARGS: &[&str] = &[
     "86400",
 ];
 
-/// On a kernel built with the auxiliary clocks (its tests require `auxclock`), the default
-/// boot enables auxiliary clock 0 after the tests, so that `info` and `bench` show it, and
+/// On a kernel built with the auxiliary clocks (the boot that carries their C programs), the
+/// default boot enables auxiliary clock 0 after the tests, so that `info` and `bench` show it, and
 /// `doctor` must prove it served: a line of its text output must contain [`AUX_SERVED`]
 /// (the init reports an error otherwise, which fails the machine).
-const AUX_REQUIRE: &str = "auxclock";
 const AUX_ENABLE: (&str, &[&str]) = (
     "aux-enable",
     &[
@@ -255,11 +254,9 @@ pub fn assemble(
             };
             run(label, spec.per_binary.as_secs(), mode, &argv);
         }
+        let aux = spec.aux_programs.is_some();
         if let Some(programs) = spec.aux_programs {
             add_aux_programs(&mut a, &mut run, programs, objcopy)?;
-        }
-        let aux = spec.require.split(',').any(|r| r == AUX_REQUIRE);
-        if aux {
             run(AUX_ENABLE.0, 10, "show", AUX_ENABLE.1);
         }
         for (label, timeout, args) in TOOL_RUNS {
