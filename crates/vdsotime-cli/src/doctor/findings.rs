@@ -202,9 +202,16 @@ impl Finding {
 }
 
 /// Orders findings for telling: causes, then symptoms, then context; worst first
-/// within each; otherwise in the order they were found.
+/// within each, except that the `ok` findings (said only under a healthy verdict, they
+/// are its evidence) lead the context; otherwise in the order they were found. So the
+/// first finding is the cause on a degraded machine and the verdict's evidence
+/// (`vdso_serves_all`) on a healthy one, and circumstances such as `virtual_machine`
+/// come last.
 pub fn sort(findings: &mut [Finding]) {
-    findings.sort_by_key(|f| (f.role, std::cmp::Reverse(f.severity)));
+    findings.sort_by_key(|f| {
+        let circumstance = f.severity != Severity::Ok;
+        (f.role, circumstance, std::cmp::Reverse(f.severity))
+    });
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! change if not; as text, JSON or Prometheus metrics.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -78,6 +78,54 @@ pub struct DoctorArgs {
     pub output: Option<PathBuf>,
 }
 
+/// What a verdict judges: this machine, measured now, or a saved profile.
+#[derive(Debug, Serialize)]
+pub struct Judged {
+    /// `this_machine` or `saved_profile`.
+    pub source: &'static str,
+    /// The saved profile's file, as given to `--profile`; absent for this machine.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The kernel release of the machine judged.
+    pub kernel_release: String,
+    /// Its architecture (`uname -m`).
+    pub machine: String,
+}
+
+impl Judged {
+    /// What judging `profile`, loaded from `file` if it was, is about.
+    pub fn new(file: Option<&Path>, profile: &Profile) -> Judged {
+        Judged {
+            source: if file.is_some() {
+                "saved_profile"
+            } else {
+                "this_machine"
+            },
+            file: file.map(|f| f.display().to_string()),
+            kernel_release: profile.facts.kernel_release.clone(),
+            machine: profile.facts.machine.clone(),
+        }
+    }
+
+    /// How the verdict's sentence names the machine judged.
+    pub fn machine_words(&self) -> &'static str {
+        if self.file.is_some() {
+            "the profiled machine"
+        } else {
+            "this machine"
+        }
+    }
+
+    /// The line that opens the text of a saved profile's verdict; none for this machine.
+    pub fn header(&self) -> Option<String> {
+        let file = self.file.as_deref()?;
+        Some(format!(
+            "doctor: judging the saved profile {file}, taken on Linux {} ({}), not this machine: every finding below is about that machine.\n",
+            self.kernel_release, self.machine
+        ))
+    }
+}
+
 /// The `doctor --json` document.
 #[derive(Debug, Serialize)]
 pub struct DoctorReport<'a> {
@@ -85,6 +133,8 @@ pub struct DoctorReport<'a> {
     pub schema_version: u32,
     /// The tool's version.
     pub version: &'static str,
+    /// What was judged: this machine or a saved profile (its file and kernel).
+    pub judged: &'a Judged,
     /// The judgement.
     pub verdict: &'a Verdict,
     /// How each call is answered.
@@ -114,12 +164,15 @@ fn load(path: &PathBuf) -> Result<Profile, String> {
         .map_err(|e| format!("{}: not a doctor profile: {e}", path.display()))
 }
 
-/// The verdict as text: one line, then every finding, causes first.
-pub fn verdict_text(v: &Verdict) -> String {
+/// The verdict as text: one line, then every finding, causes first. `machine` names
+/// the machine judged: "this machine", or "the profiled machine" for a saved profile.
+pub fn verdict_text(v: &Verdict, machine: &str) -> String {
     let head = if v.degraded() {
-        "DEGRADED: some time calls are slower than this machine allows; the cause comes first."
+        format!(
+            "DEGRADED: some time calls are slower than {machine} allows; the cause comes first."
+        )
     } else {
-        "HEALTHY: the vDSO serves the time calls on this machine."
+        format!("HEALTHY: the vDSO serves the time calls on {machine}.")
     };
     let mut out = format!("doctor verdict: {head}\n");
     for f in &v.findings {
@@ -134,9 +187,9 @@ pub fn verdict_text(v: &Verdict) -> String {
     out
 }
 
-/// Prints the verdict: one line, then every finding, causes first.
+/// Prints this machine's verdict: one line, then every finding, causes first.
 pub fn print(v: &Verdict) {
-    print!("{}", verdict_text(v));
+    print!("{}", verdict_text(v, "this machine"));
 }
 
 /// How each call is answered and what it costs, as a table.
@@ -179,6 +232,7 @@ pub fn run(args: &DoctorArgs, json: bool) -> Exit {
         Some(p) => load(p)?,
         None => profile::collect(&plan(args.duration)).0,
     };
+    let judged = Judged::new(args.profile.as_deref(), &profile);
     let verdict = classify::classify(&profile);
     let paths = call_paths::derive(&profile);
     let format = if json { Format::Json } else { args.format };
@@ -187,14 +241,26 @@ pub fn run(args: &DoctorArgs, json: bool) -> Exit {
             let report = DoctorReport {
                 schema_version: SCHEMA_VERSION,
                 version: env!("CARGO_PKG_VERSION"),
+                judged: &judged,
                 verdict: &verdict,
                 paths: &paths,
                 profile: &profile,
             };
             serde_json::to_string_pretty(&report).map_err(|e| format!("JSON: {e}"))? + "\n"
         }
-        Format::Prometheus => prometheus::render(&profile, &verdict, &paths, unix_now()),
-        Format::Text => format!("{}\n{}", verdict_text(&verdict), paths_table(&paths)),
+        Format::Prometheus => {
+            let about = judged
+                .header()
+                .map(|h| format!("# {h}"))
+                .unwrap_or_default();
+            about + &prometheus::render(&profile, &verdict, &paths, unix_now())
+        }
+        Format::Text => format!(
+            "{}{}\n{}",
+            judged.header().unwrap_or_default(),
+            verdict_text(&verdict, judged.machine_words()),
+            paths_table(&paths)
+        ),
     };
     match &args.output {
         Some(file) => replace_file::replace(file, document.as_bytes())?,

@@ -24,6 +24,12 @@ fn doctor_json_is_consistent_with_exit_status() {
     let status = v["verdict"]["status"].as_str().unwrap();
     assert_eq!(status == "degraded", c == 2);
     assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["judged"]["source"], "this_machine", "{out}");
+    assert!(v["judged"].get("file").is_none(), "{out}");
+    assert_eq!(
+        v["judged"]["kernel_release"],
+        v["profile"]["facts"]["kernel_release"]
+    );
     let costs = v["profile"]["costs"].as_array().unwrap();
     assert_eq!(
         costs.len(),
@@ -84,35 +90,83 @@ fn this_machine_every_counter_clock_is_proved_vdso() {
     assert_eq!(v["verdict"]["status"], "healthy");
 }
 
+/// The first finding is what `vdsotime doctor --json | jq '.verdict.findings[0].code'`
+/// (the example in `doctor --help`) shows: the cause on a degraded machine, the verdict's
+/// evidence on a healthy one; the circumstances (`virtual_machine`: every scenario is a
+/// virtual machine but one) come last.
 #[test]
 fn scenarios_exit_with_their_verdict_and_cause_first() {
-    for (name, code, first) in [
-        ("healthy", 0, None),
-        ("time_namespace", 0, None),
-        ("hpet", 2, Some("clocksource_not_vdso_capable")),
-        ("acpi_pm", 2, Some("clocksource_not_vdso_capable")),
-        ("tsc_unstable", 2, Some("tsc_marked_unstable")),
-        ("tsc_watchdog", 2, Some("tsc_marked_unstable")),
-        ("no_vdso", 2, Some("no_vdso")),
-        ("aux_served", 0, None),
-        ("aux_not_served", 0, Some("vdso_lacks_aux_clocks")),
+    for (name, code, first, role) in [
+        ("healthy", 0, "vdso_serves_all", "context"),
+        ("time_namespace", 0, "vdso_serves_all", "context"),
+        ("hpet", 2, "clocksource_not_vdso_capable", "cause"),
+        ("acpi_pm", 2, "clocksource_not_vdso_capable", "cause"),
+        ("tsc_unstable", 2, "tsc_marked_unstable", "cause"),
+        ("tsc_watchdog", 2, "tsc_marked_unstable", "cause"),
+        ("no_vdso", 2, "no_vdso", "cause"),
+        ("aux_served", 0, "vdso_serves_all", "context"),
+        ("aux_not_served", 0, "vdso_lacks_aux_clocks", "cause"),
     ] {
         let (c, out) = judge(name, &["--json"]);
         assert_eq!(c, code, "{name}: {out}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         let findings = v["verdict"]["findings"].as_array().unwrap();
-        if let Some(first) = first {
-            assert_eq!(findings[0]["code"], first, "{name}: {out}");
-            assert_eq!(findings[0]["role"], "cause", "{name}");
-        }
+        assert_eq!(findings[0]["code"], first, "{name}: {out}");
+        assert_eq!(findings[0]["role"], role, "{name}");
+        let vm = findings.iter().position(|f| f["code"] == "virtual_machine");
+        let later = |i: usize| findings[i + 1..].iter().all(|f| f["severity"] == "note");
+        assert!(
+            vm.is_none_or(later),
+            "{name}: only notes after virtual_machine: {out}"
+        );
+        assert_eq!(vm.is_some(), name != "tsc_watchdog", "{name}: {out}");
         let (c, text) = judge(name, &[]);
         assert_eq!(c, code, "{name}");
         let head = if code == 0 { "HEALTHY" } else { "DEGRADED" };
+        let verdict = text.lines().nth(1).unwrap_or_default();
         assert!(
-            text.starts_with(&format!("doctor verdict: {head}")),
+            verdict.starts_with(&format!("doctor verdict: {head}")),
             "{text}"
         );
     }
+}
+
+/// Judging a saved profile says so first, naming the file and the kernel it was taken
+/// on, in the text and in the JSON, so nobody reads it as this machine's verdict.
+#[test]
+fn a_saved_profile_is_named_first_with_its_kernel() {
+    let path = profile_path("hpet");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let kernel = saved["profile"]["facts"]["kernel_release"]
+        .as_str()
+        .unwrap();
+    let (_, text) = judge("hpet", &[]);
+    let first = text.lines().next().unwrap_or_default();
+    assert_eq!(
+        first,
+        format!("doctor: judging the saved profile {path}, taken on Linux {kernel} (x86_64), not this machine: every finding below is about that machine."),
+    );
+    assert!(
+        text.lines()
+            .nth(1)
+            .unwrap_or_default()
+            .contains("than the profiled machine allows"),
+        "{text}"
+    );
+    let (_, out) = judge("hpet", &["--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["judged"],
+        serde_json::json!({
+            "source": "saved_profile",
+            "file": path,
+            "kernel_release": kernel,
+            "machine": "x86_64",
+        })
+    );
+    let (_, metrics) = judge("hpet", &["--format", "prometheus"]);
+    assert_eq!(metrics.lines().next(), Some(format!("# {first}").as_str()));
 }
 
 /// A profile saved before the probe and the newer facts existed is still judged, by
@@ -157,7 +211,7 @@ fn profiles_saved_without_the_probe_are_judged_by_timing() {
 fn hpet_text_names_hpet_and_the_fix_first() {
     let (c, out) = judge("hpet", &[]);
     assert_eq!(c, 2);
-    let first = out.lines().nth(1).unwrap();
+    let first = out.lines().nth(2).unwrap();
     assert!(
         first.contains("DEGRADED [clocksource_not_vdso_capable] The clocksource is hpet"),
         "{out}"

@@ -1,7 +1,7 @@
 //! The doctor's judgement: a pure function from a [`Profile`] to findings, so any
 //! machine (a real one, or a saved or simulated one) can be judged in a test. Root
-//! causes come first (`causes`), then the calls they slow down (`symptoms`), then the
-//! circumstances; an `ok` is said only under a healthy verdict.
+//! causes come first (`causes`), then the calls they slow down (`symptoms`), then what
+//! works (an `ok`, said only under a healthy verdict), then the circumstances.
 
 use serde::{Deserialize, Serialize};
 
@@ -24,7 +24,8 @@ use scene::Scene;
 pub struct Verdict {
     /// `healthy` or `degraded`.
     pub status: String,
-    /// Causes, then symptoms, then context; worst first within each.
+    /// Causes, then symptoms, then context; worst first within each, except that the
+    /// `ok` findings lead the context ([`findings::sort`]).
     pub findings: Vec<Finding>,
 }
 
@@ -133,10 +134,16 @@ fn healthy(s: &Scene, out: &mut Vec<Finding>) {
     }
     let f = &s.p.facts;
     if let (true, Some(cs)) = (s.p.has_vdso, f.clocksource.as_deref()) {
-        if s.reference().is_some_and(|r| r.path == PathKind::Vdso) {
+        if let Some(r) = s.reference().filter(|r| r.path == PathKind::Vdso) {
             let mut msg = format!("The clocksource is {cs}, which the vDSO reads.");
             if cs == "kvm-clock" && f.clocksources_available.iter().any(|a| a == "tsc") {
-                msg.push_str(" tsc is also available and is slightly faster when the host's TSC is stable; switching is optional.");
+                // Only this clocksource was measured: no claim about the other's speed.
+                msg += &format!(
+                    " tsc is also available, and the vDSO reads it too: switching is optional. {} took {} ns here on kvm-clock; tsc was not measured (to compare, switch as root with `echo tsc > {}` and run the doctor again).",
+                    r.label(),
+                    s.ns(r.vdso_ns),
+                    clocksources::SYSFS
+                );
             }
             out.push(
                 Finding::new(

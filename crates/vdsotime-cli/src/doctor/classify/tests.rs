@@ -283,3 +283,91 @@ fn a_slow_reading_by_timing_alone_is_not_blamed_on_the_vdso() {
         "tsc is readable: {v:?}"
     );
 }
+
+/// Whether `message` calls something fast or slow without a measured figure: every
+/// "faster" or "slower" must follow a ratio ("7.50x faster"), and no speed adjective
+/// stands alone.
+fn speed_without_a_figure(message: &str) -> Option<String> {
+    let words: Vec<&str> = message.split_whitespace().collect();
+    for (i, w) in words.iter().enumerate() {
+        let w = w
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase();
+        let ratio_before = i > 0 && words[i - 1].trim_start_matches('(').ends_with('x');
+        match w.as_str() {
+            "faster" | "slower" if ratio_before => {}
+            "faster" | "slower" | "slightly" | "fast" | "slow" | "quicker" | "cheaper" => {
+                return Some(w);
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[test]
+fn the_speed_check_catches_an_adjective_and_accepts_a_ratio() {
+    assert_eq!(
+        speed_without_a_figure("tsc is also available and is slightly faster."),
+        Some("slightly".into())
+    );
+    assert_eq!(
+        speed_without_a_figure("tsc is faster"),
+        Some("faster".into())
+    );
+    assert_eq!(speed_without_a_figure("160 ns (7.59x faster)."), None);
+}
+
+/// On kvm-clock with tsc available, the doctor quotes what it measured on kvm-clock and
+/// says tsc was not measured: no claim about tsc's speed.
+#[test]
+fn kvm_clock_with_tsc_available_quotes_the_measurement_not_an_adjective() {
+    let mut p = healthy();
+    p.facts.clocksource = Some("kvm-clock".into());
+    p.facts.hypervisor = Some("KVM".into());
+    let v = classify(&p);
+    let f = v
+        .findings
+        .iter()
+        .find(|f| f.code == Code::ClocksourceVdsoCapable)
+        .unwrap();
+    assert!(
+        f.message.contains(
+            "clock_gettime(MONOTONIC) took 23.0 ns here on kvm-clock; tsc was not measured"
+        ),
+        "{}",
+        f.message
+    );
+    for f in &v.findings {
+        assert_eq!(speed_without_a_figure(&f.message), None, "{}", f.message);
+    }
+}
+
+/// No finding of any saved scenario, nor of the simulated machines here, calls a speed
+/// by an adjective.
+#[test]
+fn no_finding_names_a_speed_without_its_figure() {
+    let saved = [
+        include_str!("../../../tests/profiles/healthy.json"),
+        include_str!("../../../tests/profiles/hpet.json"),
+        include_str!("../../../tests/profiles/acpi_pm.json"),
+        include_str!("../../../tests/profiles/no_vdso.json"),
+        include_str!("../../../tests/profiles/time_namespace.json"),
+        include_str!("../../../tests/profiles/tsc_unstable.json"),
+        include_str!("../../../tests/profiles/tsc_watchdog.json"),
+        include_str!("../../../tests/profiles/aux_served.json"),
+        include_str!("../../../tests/profiles/aux_not_served.json"),
+    ];
+    let mut verdicts: Vec<Verdict> = saved
+        .iter()
+        .map(|json| super::scenarios::scenario(json).1)
+        .collect();
+    let mut slow = healthy();
+    slow.probe = None;
+    slow.costs[0].vdsotime_ns = 240.0;
+    verdicts.push(classify(&slow));
+    verdicts.push(classify(&healthy()));
+    for f in verdicts.iter().flat_map(|v| &v.findings) {
+        assert_eq!(speed_without_a_figure(&f.message), None, "{}", f.message);
+    }
+}
