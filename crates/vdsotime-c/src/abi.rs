@@ -43,7 +43,7 @@ fn status(r: Result<(), Errno>) -> c_int {
 ///
 /// Why: the vDSO writes a result with one 8-byte store per field. Storing it on as a whole
 /// structure lets the compiler read it back as one 16-byte value, a load that spans two
-/// stores, which x86 cannot forward: about 10 ns, more than a coarse clock read. Volatile
+/// stores, which x86 cannot forward: a stall that costs more than a coarse clock read. Volatile
 /// stores of `[u8; N]` keep each field a separate load and store; their alignment of 1 means
 /// any address is accepted, so nothing here can abort.
 trait Field: Copy {

@@ -3,7 +3,8 @@
 //! or [`resolve_gettimeofday`] once and binds the caller's GOT slot straight to the
 //! answer, the vDSO's own symbol where it has one. A call then costs what glibc's `time`
 //! and `gettimeofday` cost, which glibc binds to the vDSO the same way; a wrapper would
-//! add a jump and two loads to a call of about 1 ns.
+//! add a jump and two loads to a call that is itself a few loads (its cost, measured:
+//! docs/performance.md, "C: libvdsotime and the preload").
 //!
 //! A resolver runs while the dynamic linker relocates the object that refers to the
 //! symbol. That is normally after this library (its dependents are relocated after it);

@@ -171,7 +171,8 @@ pub unsafe fn clock_getres_to(clock: ClockId, res: *mut Timespec) -> Result<(), 
     // An auxiliary clock's resolution is asked of the syscall: the vDSO answers 1 ns for
     // every auxiliary id, where the syscall says `EINVAL` for a clock that is not enabled
     // or a kernel built without them (seen on Linux 6.18). A choice of function, not a
-    // branch around the call: the branch cost 20% of a 2.6 ns call in `vdsotime bench`.
+    // branch around the call, which `vdsotime bench` measured dearer (docs/performance.md,
+    // "What ±1 cycle means").
     let entry = if clock.is_aux() {
         crate::syscall::raw_clock_getres as table::ClockFn
     } else {
@@ -233,8 +234,8 @@ fn not_an_errno() -> Errno {
 }
 
 /// Reads a `Timespec` the vDSO has just written, one field at a time: on x86 a 16-byte
-/// load over its two 8-byte stores cannot be store-forwarded, which costs 5–10 ns a
-/// call. The volatile reads keep the compiler from merging the two loads.
+/// load over its two 8-byte stores cannot be store-forwarded, a stall that costs more
+/// than the read. The volatile reads keep the compiler from merging the two loads.
 ///
 /// # Safety
 /// `p` must point to a `Timespec` written by a call that returned 0.

@@ -2,9 +2,9 @@
 //!
 //! The kernel maps a small shared library, the vDSO, into every process; its
 //! `clock_gettime`, `gettimeofday`, `time`, `clock_getres`, `getcpu` and (Linux 6.11+)
-//! `getrandom` answer from user space, several times faster than the system calls
-//! (`vdsotime bench` on an Intel Xeon KVM guest, clocksource `tsc`: `CLOCK_MONOTONIC` in
-//! 21 ns against 159 ns, `CLOCK_MONOTONIC_COARSE` in 3.4 ns against 133 ns). This crate finds the vDSO in the auxiliary
+//! `getrandom` answer from user space, several times faster than the system calls (the
+//! figures, and the command that takes them: the repository's `docs/performance.md`).
+//! This crate finds the vDSO in the auxiliary
 //! vector, parses its ELF image with every read bounds-checked, and calls it with nothing
 //! in between, falling back to raw system calls with the kernel's exact errors wherever
 //! the vDSO cannot serve a call. It never allocates on a clock path, never panics (but for

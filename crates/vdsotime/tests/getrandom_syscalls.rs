@@ -24,7 +24,7 @@ use vdsotime::{Function, GrndFlags, Path};
 const TEST: &str = "getrandom_syscalls_counted_by_strace";
 const TIMENS_TEST: &str = "getrandom_syscalls_counted_by_strace_in_a_time_namespace";
 const CALLS: usize = 100_000;
-/// Under valgrind (no vDSO: one system call per call, each ~400 µs there).
+/// Under valgrind (no vDSO: one system call per call, each far dearer there than natively).
 const CALLS_NO_VDSO: usize = 1_000;
 
 fn calls() -> usize {

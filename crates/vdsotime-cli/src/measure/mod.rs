@@ -36,7 +36,7 @@ pub fn default_plan() -> Plan {
 /// Consumes one result field, the same way on every path. On 32-bit targets as its two
 /// 32-bit halves: a 64-bit field copied as a whole is moved with one 8-byte SSE load, which
 /// cannot be store-forwarded from the two 4-byte stores a 32-bit vDSO writes it with and
-/// would charge a stall (~3 ns) to whichever path the compiler emitted it for.
+/// would charge a store-forwarding stall to whichever path the compiler emitted it for.
 #[inline(always)]
 pub fn field(x: i64) {
     if cfg!(target_pointer_width = "32") {

@@ -3,8 +3,8 @@
 //! the way a caller does, reading each field into `black_box`, so the optimizer can
 //! neither hoist nor drop the call and every column pays the same for the result.
 //! (Copying a whole timespec with one 16-byte load right after the vDSO's two 8-byte
-//! stores would add a store-forwarding stall of ~4 ns to whichever column the
-//! compiler happened to emit it for.)
+//! stores would add a store-forwarding stall to whichever column the compiler happened
+//! to emit it for.)
 
 use std::ffi::c_long;
 use std::hint::black_box;

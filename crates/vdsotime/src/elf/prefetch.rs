@@ -7,8 +7,8 @@
 //! cache or memory: on an AMD EPYC KVM guest under load most of the first call went to
 //! that. A prefetch of every line of those functions, issued before the reading, lets the
 //! memory system fetch them side by side; the reader then finds them in the second-level
-//! cache. On that guest the first call took 8.3 µs without it and 7.5 µs with it (median
-//! over 101 alternating fresh processes of the two builds, `first-call`).
+//! cache. What that gains, measured with its command: docs/performance.md, "The first call
+//! in a fresh process".
 //!
 //! The functions are found by their addresses, so each is `#[inline(never)]`: the code
 //! that runs is the code prefetched. A prefetch is a hint: it never faults, and where

@@ -44,8 +44,8 @@ use crate::{Errno, Path};
 /// drawing pays these few system calls once, then has the vDSO's speed. A draw of more
 /// than 256 bytes takes a state at once: past 256 bytes the system call may return fewer
 /// bytes than asked when a signal arrives, and the vDSO never does. Taking a
-/// process's first state maps a page (about 25 µs); a later thread's is one system
-/// call (the state's first key).
+/// process's first state maps a page (what that costs: docs/performance.md, "The first
+/// draws"); a later thread's is one system call (the state's first key).
 pub const SYSCALL_DRAWS: usize = 4;
 
 /// `getrandom(2)`: fills up to `buf.len()` bytes and says how many, with the system

@@ -15,8 +15,9 @@
 //!   bytes the system call never cuts short on a signal (the vDSO never cuts one); the
 //!   next draw takes a state, mapping a page if it must. A process or thread that draws a few bytes once and exits
 //!   (`mktemp`, an interpreter's hash seed, a pre-fork server's child) then pays one
-//!   system call, not the vDSO's lookup and the mapping of a page (about 25 µs for a
-//!   process's first state); a thread that keeps drawing has the vDSO after those.
+//!   system call, not the vDSO's lookup and the mapping of a page (docs/performance.md,
+//!   "The first draws", has what a process's first state costs); a thread that keeps
+//!   drawing has the vDSO after those.
 //! - `BUSY`: this thread is taking one right now. A signal handler that interrupts
 //!   that and calls getrandom makes the system call (the vDSO's own `in_use` flag
 //!   does the same for a handler that interrupts the vDSO call itself).

@@ -1,8 +1,9 @@
 //! i386: number in eax, arguments in ebx, ecx, edx, esi, edi, result in eax.
 //!
 //! The entry is `__kernel_vsyscall` (the vDSO's `sysenter` stub, announced as
-//! `AT_SYSINFO`), as glibc uses: `int $0x80` does the same job but was measured 50×
-//! slower on this project's VMs (10 µs a call). Until the entry is known, and in
+//! `AT_SYSINFO`), as glibc uses: `int $0x80` does the same job, but the stub enters the
+//! kernel with the CPU's fast system-call instruction where it has one. Until the entry
+//! is known, and in
 //! processes without a vDSO, `int $0x80` is used. LLVM reserves ebx and esi, so they are
 //! saved and loaded by hand.
 
