@@ -6,10 +6,11 @@
 //! - `no-std/`, a project of its own, built here with `cargo build --locked --offline` into
 //!   `target/examples` (its `panic = "abort"` must not reach this workspace): it links,
 //!   builds without a warning, runs, and its readings lie between raw system calls;
-//! - `getrandom-backend/`, built twice: with `--cfg getrandom_backend="custom"` its
+//! - `getrandom-backend/` (getrandom 0.3) and `getrandom04-backend/` (the same program
+//!   against getrandom 0.4), each built twice: with `--cfg getrandom_backend="custom"` its
 //!   `getrandom::fill` is served by vdsotime (a vdsotime state is in use afterwards where
-//!   the vDSO has getrandom), without the cfg by getrandom's own backend; neither build
-//!   warns (the cfg is declared in its Cargo.toml).
+//!   the vDSO has getrandom), without the cfg by getrandom's own backend; no build warns,
+//!   though neither project declares the cfg (no `[lints.rust]`).
 //!
 //! The nested builds share nothing with the outer one but the package cache, and every
 //! crate they need is in it: the outer build just used the same versions (their lock files
@@ -198,18 +199,24 @@ fn no_std_first_call_reads_the_auxv_file_and_the_clocks_make_no_system_call() {
 
 #[test]
 fn getrandom_backend_serves_getrandom_only_with_its_cfg() {
+    backend_serves_getrandom_only_with_its_cfg("getrandom-backend");
+}
+
+#[test]
+fn getrandom04_backend_serves_getrandom_only_with_its_cfg() {
+    backend_serves_getrandom_only_with_its_cfg("getrandom04-backend");
+}
+
+/// Builds the example project `name` with and without the custom cfg, and runs both.
+fn backend_serves_getrandom_only_with_its_cfg(name: &str) {
+    let binary = format!("vdsotime-{name}-example");
     let custom = build(
-        "getrandom-backend",
-        "vdsotime-getrandom-backend-example",
+        name,
+        &binary,
         Some("getrandom_backend=\"custom\""),
-        "getrandom-custom",
+        &format!("{name}-custom"),
     );
-    let default = build(
-        "getrandom-backend",
-        "vdsotime-getrandom-backend-example",
-        None,
-        "getrandom-default",
-    );
+    let default = build(name, &binary, None, &format!("{name}-default"));
     let vdso_getrandom = vdsotime::random::params().is_some();
     for (program, backend, in_use) in [
         (custom, "vdsotime", usize::from(vdso_getrandom)),

@@ -1,7 +1,8 @@
-//! `getrandom::fill` N times between two marker system calls, for tests/backend.rs to
-//! count the getrandom system calls with strace: built without the cfg, getrandom's own
-//! backend (one system call per call); with `--cfg getrandom_backend="custom"`,
-//! vdsotime's (none once the thread has its vDSO state, which it takes after its first
+//! `getrandom::fill` N times through getrandom 0.3 and N times through getrandom 0.4, both
+//! in one program, between two marker system calls, for tests/backend.rs to count the
+//! getrandom system calls with strace: built without the cfg, getrandom's own backends
+//! (one system call per call); with `--cfg getrandom_backend="custom"`, vdsotime's for
+//! both versions (none once the thread has its vDSO state, which it takes after its first
 //! `SYSCALL_DRAWS` draws: the warm-up).
 //!
 //! `getrandom_probe N`
@@ -31,18 +32,23 @@ fn main() {
     for _ in 0..=vdsotime::random::SYSCALL_DRAWS {
         getrandom::fill(&mut buf).expect("warm-up");
     }
+    // getrandom 0.4's own backend probes the system call once, on its first call.
+    getrandom04::fill(&mut buf).expect("warm-up");
     marker();
     let mut last = buf;
     for _ in 0..n {
-        getrandom::fill(&mut buf).expect("getrandom::fill");
+        getrandom::fill(&mut buf).expect("getrandom 0.3 fill");
+        assert_ne!(buf, last, "the same 16 bytes twice");
+        last = buf;
+        getrandom04::fill(&mut buf).expect("getrandom 0.4 fill");
         assert_ne!(buf, last, "the same 16 bytes twice");
         last = buf;
     }
     marker();
-    let backend = if cfg!(getrandom_backend = "custom") {
+    let backend = if vdsotime_getrandom::CUSTOM_BACKEND {
         "vdsotime"
     } else {
         "getrandom's default"
     };
-    println!("backend: {backend}; {n} calls");
+    println!("backend: {backend}; {n} calls through getrandom 0.3 and {n} through 0.4");
 }

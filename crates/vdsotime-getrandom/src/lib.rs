@@ -1,4 +1,4 @@
-//! The [`getrandom`] crate's (0.3) custom backend, served by vdsotime: `getrandom::fill`
+//! The [`getrandom`] crate's (0.3 and 0.4) custom backend, served by vdsotime: `getrandom::fill`
 //! and everything built on it (`rand`'s `OsRng`, the seeding of `ThreadRng`, `uuid`,
 //! hash-map keys of crates that ask getrandom) get their bytes from the vDSO's getrandom
 //! (Linux 6.11+), with one state per thread, instead of one system call per request.
@@ -31,7 +31,14 @@
 //! Without the cfg the macro expands to nothing and getrandom keeps its own backend, so
 //! the invocation can stay in the code for every build. The cfg applies to the whole
 //! build: set it only where the macro is invoked, or the link fails for want of the
-//! `__getrandom_v03_custom` symbol.
+//! `__getrandom_v03_custom` symbol. This crate reads the cfg itself (the macro's expansion
+//! holds none), so the crate that invokes the macro needs no `[lints.rust]` declaration of
+//! it; [`CUSTOM_BACKEND`] tells a program which backend it was built with.
+//!
+//! getrandom 0.3 and 0.4 both call the same hook, `__getrandom_v03_custom`, with the
+//! same error type layout and encoding, so one invocation serves either version, and both
+//! at once in a program whose dependencies use both (the tests build the same program
+//! against each).
 //!
 //! Why a macro: getrandom asks that the hook be defined once, in the root crate; a
 //! definition in a library crate may not be linked at all, or be linked twice.
@@ -77,9 +84,18 @@ fn error(e: Errno) -> getrandom::Error {
     getrandom::Error::new_custom(u16::try_from(e.raw()).unwrap_or(u16::MAX))
 }
 
-/// Defines getrandom's `__getrandom_v03_custom` hook, served by [`fill_raw`], when the
-/// build sets `--cfg getrandom_backend="custom"`; nothing otherwise. Invoke it once, in
-/// the binary crate (see the crate docs).
+/// Whether this build set `--cfg getrandom_backend="custom"`, so that
+/// [`custom_backend!`] defines the hook and getrandom's requests go to vdsotime.
+pub const CUSTOM_BACKEND: bool = cfg!(getrandom_backend = "custom");
+
+/// Defines getrandom's `__getrandom_v03_custom` hook (getrandom 0.3 and 0.4 call the
+/// same one), served by [`fill_raw`], when the build sets
+/// `--cfg getrandom_backend="custom"`; nothing otherwise. Invoke it once, in the binary
+/// crate (see the crate docs).
+///
+/// The cfg is read here, where the macro is defined, not in its expansion, so the
+/// invoking crate does not see an `unexpected_cfgs` name.
+#[cfg(getrandom_backend = "custom")]
 #[macro_export]
 macro_rules! custom_backend {
     () => {
@@ -87,7 +103,6 @@ macro_rules! custom_backend {
         ///
         /// # Safety
         /// getrandom passes a buffer writable for `len` bytes.
-        #[cfg(getrandom_backend = "custom")]
         #[unsafe(no_mangle)]
         unsafe extern "Rust" fn __getrandom_v03_custom(
             dest: *mut u8,
@@ -97,6 +112,15 @@ macro_rules! custom_backend {
             unsafe { $crate::fill_raw(dest, len) }
         }
     };
+}
+
+/// Defines getrandom's `__getrandom_v03_custom` hook when the build sets
+/// `--cfg getrandom_backend="custom"`; in this build it does not, so it expands to nothing
+/// and getrandom keeps its own backend.
+#[cfg(not(getrandom_backend = "custom"))]
+#[macro_export]
+macro_rules! custom_backend {
+    () => {};
 }
 
 #[cfg(test)]
@@ -116,5 +140,34 @@ mod tests {
     fn errors_are_custom_codes_with_the_errno() {
         let e = error(Errno::EPERM);
         assert_eq!(e, getrandom::Error::new_custom(Errno::EPERM.raw() as u16));
+    }
+
+    /// The hook returns getrandom 0.3's `Result<(), Error>`; getrandom 0.4 reads the same
+    /// bits as its own. Every value the hook returns (success, or an errno as a custom
+    /// code) must mean the same to 0.4, and the two results must have one size.
+    #[test]
+    fn getrandom_0_4_reads_what_the_hook_returns_as_0_3_wrote_it() {
+        type V03 = Result<(), getrandom::Error>;
+        type V04 = Result<(), getrandom04::Error>;
+        assert_eq!(core::mem::size_of::<V03>(), core::mem::size_of::<V04>());
+        assert_eq!(core::mem::align_of::<V03>(), core::mem::align_of::<V04>());
+        let as_04 = |v: V03| -> V04 {
+            // SAFETY: the sizes are equal (asserted above, and by transmute itself);
+            // both versions define `Error` as a struct of one `NonZeroI32` with the
+            // same encoding, which the comparisons below check value by value.
+            unsafe { core::mem::transmute::<V03, V04>(v) }
+        };
+        assert_eq!(as_04(Ok(())), Ok(()));
+        for errno in [Errno::EPERM, Errno::ENOSYS, Errno::EINTR, Errno::EFAULT] {
+            let code = u16::try_from(errno.raw()).unwrap();
+            assert_eq!(
+                as_04(Err(error(errno))),
+                Err(getrandom04::Error::new_custom(code))
+            );
+        }
+        assert_eq!(
+            as_04(Err(error(Errno::from_raw(i32::MAX)))),
+            Err(getrandom04::Error::new_custom(u16::MAX))
+        );
     }
 }

@@ -23,7 +23,7 @@ fn main() -> Result<(), getrandom::Error> {
     }
     let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
     println!("key {hex}");
-    let backend = if cfg!(getrandom_backend = "custom") {
+    let backend = if vdsotime_getrandom::CUSTOM_BACKEND {
         "vdsotime"
     } else {
         "getrandom's own"
