@@ -11,11 +11,29 @@
 //! it: see [`crate::arch::ArchTable::enosys_means_unserved`].)
 use crate::table;
 use crate::{ClockId, Errno, Timespec, Timeval, Timezone};
-use core::fmt;
 use core::mem::MaybeUninit;
 use core::ptr::null_mut;
 
-/// Reads `clock`.
+/// Reads `clock`: its time now, as the kernel's `clock_gettime(2)` gives it.
+///
+/// # Fallback
+///
+/// Through the vDSO's `clock_gettime` where the process has a vDSO that exports it: the
+/// vDSO answers in user space the clocks it can serve and makes the system call itself
+/// for the others (CPU-time clocks, alarm clocks, invalid ids, and every clock while the
+/// clocksource cannot be read from user space). Without a vDSO, or without that symbol,
+/// the `clock_gettime` system call. Either way one call makes at most one system call;
+/// [`path`](crate::path) says which way this process goes, and `vdsotime doctor` whether the vDSO
+/// really answers.
+///
+/// # Errors
+///
+/// The kernel's answer, errno for errno: `EINVAL` for an id the kernel does not know
+/// (such as 12, or an auxiliary clock on a kernel built without them), `ENODEV` for an
+/// auxiliary clock that is disabled, and where the call ends in the system call,
+/// whatever a seccomp filter makes it return (`EPERM`, say).
+///
+/// # Example
 ///
 /// ```
 /// use vdsotime::{clock_gettime, ClockId, Errno};
@@ -33,11 +51,27 @@ pub fn clock_gettime(clock: ClockId) -> Result<Timespec, Errno> {
     Ok(unsafe { read_timespec(ts.as_ptr()) })
 }
 
-/// The resolution of `clock` (equal to the syscall's answer).
+/// The resolution of `clock`, as the kernel's `clock_getres(2)` gives it.
+///
+/// # Fallback
+///
+/// As [`clock_gettime`], through the vDSO's `clock_getres`, except for an auxiliary
+/// clock, which always goes to the system call: the vDSO answers 1 ns for every auxiliary
+/// id, where the kernel answers `EINVAL` for one it does not have. Without a vDSO, or
+/// without that symbol, the `clock_getres` system call.
+///
+/// # Errors
+///
+/// The kernel's answer: `EINVAL` for an id it does not know, and where the call ends in
+/// the system call, whatever a seccomp filter makes it return.
+///
+/// # Example
 ///
 /// ```
-/// let res = vdsotime::clock_getres(vdsotime::ClockId::MONOTONIC).unwrap();
-/// assert_eq!(res, vdsotime::syscall::clock_getres(vdsotime::ClockId::MONOTONIC).unwrap());
+/// use vdsotime::{clock_getres, ClockId, Errno};
+/// let res = clock_getres(ClockId::MONOTONIC).unwrap();
+/// assert_eq!(res, vdsotime::syscall::clock_getres(ClockId::MONOTONIC).unwrap());
+/// assert_eq!(clock_getres(ClockId::from_raw(12)), Err(Errno::EINVAL));
 /// ```
 #[inline]
 pub fn clock_getres(clock: ClockId) -> Result<Timespec, Errno> {
@@ -48,7 +82,20 @@ pub fn clock_getres(clock: ClockId) -> Result<Timespec, Errno> {
     Ok(unsafe { read_timespec(ts.as_ptr()) })
 }
 
-/// The wall-clock time at microsecond resolution.
+/// The wall-clock time at microsecond resolution, as the kernel's `gettimeofday(2)`.
+///
+/// # Fallback
+///
+/// Through the vDSO's `gettimeofday` where the process has one (it makes the system call
+/// itself while the clocksource cannot be read from user space); otherwise the
+/// `gettimeofday` system call.
+///
+/// # Errors
+///
+/// None from the kernel for a valid buffer, which this function always passes; where
+/// the call ends in the system call, whatever a seccomp filter makes it return.
+///
+/// # Example
 ///
 /// ```
 /// let tv = vdsotime::gettimeofday().unwrap();
@@ -64,6 +111,23 @@ pub fn gettimeofday() -> Result<Timeval, Errno> {
 }
 
 /// `gettimeofday` together with the kernel's `struct timezone` (set by `settimeofday`).
+///
+/// # Fallback
+///
+/// As [`gettimeofday`]: the vDSO's `gettimeofday` fills both where there is one,
+/// otherwise the system call.
+///
+/// # Errors
+///
+/// As [`gettimeofday`].
+///
+/// # Example
+///
+/// ```
+/// let (tv, tz) = vdsotime::gettimeofday_tz().unwrap();
+/// assert!(tv.is_normalized());
+/// assert!(tz.tz_minuteswest.abs() <= 24 * 60, "{tz:?}");
+/// ```
 pub fn gettimeofday_tz() -> Result<(Timeval, Timezone), Errno> {
     let (mut tv, mut tz) = (Timeval::default(), Timezone::default());
     // SAFETY: both outputs are valid and writable.
@@ -71,8 +135,20 @@ pub fn gettimeofday_tz() -> Result<(Timeval, Timezone), Errno> {
     Ok((tv, tz))
 }
 
-/// Seconds since the epoch, as the kernel's `time` (the coarse wall clock's seconds).
-/// `-1` only if even the syscall fails (a seccomp filter, say), as libc's `time`.
+/// Seconds since the epoch, as the kernel's `time(2)` (the coarse wall clock's seconds).
+///
+/// # Fallback
+///
+/// Through the vDSO's `time` where it has one; on a 64-bit target whose vDSO has none
+/// (and on 32-bit targets, whose `time` is 32 bits), the seconds of the vDSO's
+/// `CLOCK_REALTIME_COARSE`; without a vDSO, the `time` system call.
+///
+/// # Errors
+///
+/// None is returned as such: `-1` only if even the system call fails (a seccomp filter,
+/// say), as libc's `time`.
+///
+/// # Example
 ///
 /// ```
 /// let t = vdsotime::time();
@@ -85,9 +161,19 @@ pub fn time() -> i64 {
     unsafe { table::time()(null_mut()) }
 }
 
-/// The CPU and NUMA node the caller was running on when asked: from the thread's
-/// registered rseq area where glibc registered one and the kernel keeps the node there
-/// (Linux 6.3+), else from the vDSO, else by the syscall.
+/// The CPU and NUMA node the caller was running on when asked.
+///
+/// # Fallback
+///
+/// From the thread's registered rseq area where glibc registered one and the kernel keeps
+/// the node there (Linux 6.3+), with no call at all; else through the vDSO's `getcpu`;
+/// else the `getcpu` system call.
+///
+/// # Errors
+///
+/// Only where the call ends in the system call: whatever a seccomp filter makes it return.
+///
+/// # Example
 ///
 /// ```
 /// let (cpu, _node) = vdsotime::getcpu().unwrap();
@@ -112,8 +198,18 @@ pub fn getcpu() -> Result<(u32, u32), Errno> {
     Ok((cpu, node))
 }
 
-/// The CPU the caller was running on when asked (`sched_getcpu`): from the thread's
-/// rseq area where glibc registered one, else as [`getcpu`].
+/// The CPU the caller was running on when asked, as glibc's `sched_getcpu`.
+///
+/// # Fallback
+///
+/// From the thread's rseq area where glibc registered one (any kernel with rseq), else
+/// as [`getcpu`].
+///
+/// # Errors
+///
+/// As [`getcpu`].
+///
+/// # Example
 ///
 /// ```
 /// let cpu = vdsotime::current_cpu().unwrap();
@@ -141,8 +237,26 @@ fn current_cpu_otherwise() -> Result<u32, Errno> {
 /// `time` with the C signature: also stores the result through `t` unless it is null.
 /// For C shims (`libvdsotime`, the preload), where it compiles to a tail jump.
 ///
+/// # Fallback
+///
+/// As [`time`].
+///
+/// # Errors
+///
+/// As [`time`]: `-1` only if even the system call fails.
+///
 /// # Safety
 /// `t` must be null or valid for writes.
+///
+/// # Example
+///
+/// ```
+/// let mut stored = 0i64;
+/// // SAFETY: `stored` is writable.
+/// let t = unsafe { vdsotime::time_to(&mut stored) };
+/// assert_eq!(t, stored);
+/// assert!(t > 1_600_000_000);
+/// ```
 #[inline]
 pub unsafe fn time_to(t: *mut i64) -> i64 {
     // SAFETY: forwarded from the caller.
@@ -153,8 +267,30 @@ pub unsafe fn time_to(t: *mut i64) -> i64 {
 /// (`libvdsotime`, the preload), where the result then needs no copy. On error `*ts`
 /// is left as it was.
 ///
+/// # Fallback
+///
+/// As [`clock_gettime`].
+///
+/// # Errors
+///
+/// As [`clock_gettime`].
+///
 /// # Safety
 /// `ts` must be valid for writes of a `Timespec`.
+///
+/// # Example
+///
+/// ```
+/// use vdsotime::{clock_gettime_to, ClockId, Errno, Timespec};
+/// let mut ts = Timespec::default();
+/// // SAFETY: `ts` is writable.
+/// unsafe { clock_gettime_to(ClockId::REALTIME, &mut ts) }.unwrap();
+/// assert!(ts.tv_sec > 1_600_000_000);
+/// let before = ts;
+/// // SAFETY: as above.
+/// let e = unsafe { clock_gettime_to(ClockId::from_raw(12), &mut ts) };
+/// assert_eq!((e, ts), (Err(Errno::EINVAL), before));
+/// ```
 #[inline]
 pub unsafe fn clock_gettime_to(clock: ClockId, ts: *mut Timespec) -> Result<(), Errno> {
     // SAFETY: forwarded from the caller.
@@ -164,8 +300,27 @@ pub unsafe fn clock_gettime_to(clock: ClockId, ts: *mut Timespec) -> Result<(), 
 /// `clock_getres` writing straight into `*res`, which may be null (then only the
 /// clock is checked, as by the kernel). For C shims, like [`clock_gettime_to`].
 ///
+/// # Fallback
+///
+/// As [`clock_getres`].
+///
+/// # Errors
+///
+/// As [`clock_getres`].
+///
 /// # Safety
 /// `res` must be null or valid for writes of a `Timespec`.
+///
+/// # Example
+///
+/// ```
+/// use vdsotime::{clock_getres_to, ClockId, Errno};
+/// // SAFETY: a null `res` only checks the clock.
+/// assert_eq!(unsafe { clock_getres_to(ClockId::MONOTONIC, core::ptr::null_mut()) }, Ok(()));
+/// // SAFETY: as above.
+/// let e = unsafe { clock_getres_to(ClockId::from_raw(12), core::ptr::null_mut()) };
+/// assert_eq!(e, Err(Errno::EINVAL));
+/// ```
 #[inline]
 pub unsafe fn clock_getres_to(clock: ClockId, res: *mut Timespec) -> Result<(), Errno> {
     // An auxiliary clock's resolution is asked of the syscall: the vDSO answers 1 ns for
@@ -186,9 +341,27 @@ pub unsafe fn clock_getres_to(clock: ClockId, res: *mut Timespec) -> Result<(), 
 /// shims, like [`clock_gettime_to`]. On 64-bit targets `tv` may be null too, as for the
 /// kernel (then only `*tz` is written).
 ///
+/// # Fallback
+///
+/// As [`gettimeofday`].
+///
+/// # Errors
+///
+/// As [`gettimeofday`].
+///
 /// # Safety
 /// `tv` must be valid for writes of a `Timeval` (or null, on 64-bit targets); `tz` null
 /// or valid for writes.
+///
+/// # Example
+///
+/// ```
+/// use vdsotime::{gettimeofday_to, Timeval};
+/// let mut tv = Timeval::default();
+/// // SAFETY: `tv` is writable; a null timezone is allowed.
+/// unsafe { gettimeofday_to(&mut tv, core::ptr::null_mut()) }.unwrap();
+/// assert!(tv.tv_sec > 1_600_000_000 && tv.is_normalized());
+/// ```
 #[inline]
 pub unsafe fn gettimeofday_to(tv: *mut Timeval, tz: *mut Timezone) -> Result<(), Errno> {
     // SAFETY: forwarded from the caller.
@@ -265,97 +438,6 @@ unsafe fn read_timeval(p: *const Timeval) -> Timeval {
     }
 }
 
-/// A function of this crate, for [`path`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Function {
-    /// [`clock_gettime`] of a clock.
-    ClockGettime(ClockId),
-    /// [`clock_getres`] of a clock.
-    ClockGetres(ClockId),
-    /// [`gettimeofday`].
-    Gettimeofday,
-    /// [`time`].
-    Time,
-    /// [`getcpu`].
-    Getcpu,
-    /// [`crate::getrandom`].
-    Getrandom,
-}
-
-/// How a function is served in this process.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Path {
-    /// By this vDSO symbol (the vDSO itself may still enter the kernel for a clock
-    /// its clocksource cannot read from user space: see `vdsotime doctor`).
-    Vdso {
-        /// Symbol name.
-        symbol: &'static str,
-        /// Its version, if the image has versions.
-        version: Option<&'static str>,
-    },
-    /// By the vDSO's `clock_gettime(CLOCK_REALTIME_COARSE)` (`time` where the vDSO
-    /// has no usable `time` symbol).
-    VdsoCoarse {
-        /// The `clock_gettime` symbol name.
-        symbol: &'static str,
-        /// Its version, if the image has versions.
-        version: Option<&'static str>,
-    },
-    /// By the system call.
-    Syscall,
-    /// From the calling thread's rseq area, which glibc registered and the kernel keeps
-    /// current (`getcpu`: see [`crate::rseq`]).
-    Rseq,
-}
-
-impl Path {
-    /// Whether the call is answered in user space (by the vDSO or the rseq area).
-    pub const fn is_vdso(&self) -> bool {
-        !matches!(self, Path::Syscall)
-    }
-}
-
-impl fmt::Display for Path {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (symbol, version, coarse) = match *self {
-            Path::Syscall => return f.write_str("syscall"),
-            Path::Rseq => return f.write_str("rseq area (glibc)"),
-            Path::Vdso { symbol, version } => (symbol, version, ""),
-            Path::VdsoCoarse { symbol, version } => (symbol, version, " (CLOCK_REALTIME_COARSE)"),
-        };
-        f.write_str(symbol)?;
-        if let Some(v) = version {
-            write!(f, "@{v}")?;
-        }
-        f.write_str(coarse)
-    }
-}
-
-/// Which path `function` takes in this process.
-///
-/// ```
-/// use vdsotime::{path, ClockId, Function, Path};
-/// assert_eq!(path(Function::ClockGettime(ClockId::PROCESS_CPUTIME_ID)), Path::Syscall);
-/// if vdsotime::vdso().is_some() {
-///     assert!(path(Function::ClockGettime(ClockId::MONOTONIC)).is_vdso());
-/// }
-/// ```
-pub fn path(function: Function) -> Path {
-    use table::Slot;
-    match function {
-        Function::ClockGettime(c) => table::clock_path(c, table::path(Slot::ClockGettime)),
-        Function::ClockGetres(c) if c.is_aux() => Path::Syscall,
-        Function::ClockGetres(c) => table::clock_path(c, table::path(Slot::ClockGetres)),
-        Function::Gettimeofday => table::path(Slot::Gettimeofday),
-        Function::Time => table::path(Slot::Time),
-        Function::Getcpu => match crate::rseq::area() {
-            crate::RseqArea::Glibc { node: true, .. } => Path::Rseq,
-            _ => table::path(Slot::Getcpu),
-        },
-        Function::Getrandom => crate::random::path(),
-    }
-}
-
 /// Does now what the first call of each function would otherwise do: finds and parses
 /// the vDSO, binds every function to its symbol and looks for glibc's rseq area. Optional:
 /// every call does its own part of this on first use, and a program that never calls
@@ -384,10 +466,29 @@ pub fn init() {
 /// time: a call or [`crate::vdso`] racing it, on another thread or in a signal handler,
 /// uses the old image or the new one, each whole.
 ///
+/// # Fallback
+///
+/// Address 0, or an image that fails validation, means no vDSO: every call is then the
+/// system call.
+///
+/// # Errors
+///
+/// None are returned: an image that fails validation is ignored as described.
+///
 /// # Safety
 /// `addr` must be 0 or the start of the kernel-mapped vDSO of this process (its code is
 /// executed), at least 4 KiB long, which stays mapped and unchanged for the life of the
 /// process: every image ever given must, as racing calls may still use an earlier one.
+///
+/// # Example
+///
+/// ```
+/// use vdsotime::{clock_gettime, init_from_image, path, ClockId, Function, Path};
+/// // SAFETY: 0 is always allowed: no vDSO.
+/// unsafe { init_from_image(0) };
+/// assert_eq!(path(Function::ClockGettime(ClockId::MONOTONIC)), Path::Syscall);
+/// assert!(clock_gettime(ClockId::MONOTONIC).is_ok()); // by the system call
+/// ```
 pub unsafe fn init_from_image(addr: usize) {
     if addr == 0 {
         crate::vdso::publish_absent();
@@ -401,9 +502,29 @@ pub unsafe fn init_from_image(addr: usize) {
 
 /// Like [`init_from_image`], with the address taken from an auxiliary vector.
 ///
+/// # Fallback
+///
+/// A vector without `AT_SYSINFO_EHDR` (or with 0 there) means no vDSO: every call is
+/// then the system call.
+///
+/// # Errors
+///
+/// None are returned, as for [`init_from_image`].
+///
 /// # Safety
 /// `auxv` must point to a readable, `AT_NULL`-terminated auxiliary vector (the one
 /// after `envp` on the initial stack), and the rules of [`init_from_image`] apply.
+///
+/// # Example
+///
+/// ```
+/// use vdsotime::{clock_gettime, init_from_auxv, path, ClockId, Function, Path};
+/// let auxv = [0usize, 0]; // AT_NULL alone: no AT_SYSINFO_EHDR
+/// // SAFETY: `auxv` is a readable, AT_NULL-terminated vector naming no image.
+/// unsafe { init_from_auxv(auxv.as_ptr()) };
+/// assert_eq!(path(Function::ClockGettime(ClockId::MONOTONIC)), Path::Syscall);
+/// assert!(clock_gettime(ClockId::MONOTONIC).is_ok());
+/// ```
 pub unsafe fn init_from_auxv(auxv: *const usize) {
     // SAFETY: forwarded from the caller.
     unsafe {

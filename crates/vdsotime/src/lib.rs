@@ -120,6 +120,7 @@ mod clock;
 pub mod elf;
 mod errno;
 mod instant;
+mod path;
 pub mod random;
 pub mod raw;
 pub mod rseq;
@@ -132,14 +133,15 @@ mod vdso;
 
 pub use api::{
     clock_getres, clock_getres_to, clock_gettime, clock_gettime_to, current_cpu, getcpu,
-    gettimeofday, gettimeofday_to, gettimeofday_tz, init, init_from_auxv, init_from_image, path,
-    time, time_to, Function, Path,
+    gettimeofday, gettimeofday_to, gettimeofday_tz, init, init_from_auxv, init_from_image, time,
+    time_to,
 };
 pub use arch::ArchTable;
 pub use clock::ClockId;
 pub use elf::{ElfClass, ElfError, Endian, Symbol, Symbols};
 pub use errno::Errno;
 pub use instant::Instant;
+pub use path::{path, Function, Path};
 pub use random::{getrandom, GrndFlags};
 pub use rseq::RseqArea;
 pub use time::{OutOfRange, Timespec, Timeval, Timezone};
