@@ -227,7 +227,7 @@ static void print_header(const struct plan *plan, double overhead)
 		printf("trials of %ld calls", plan->calls);
 	else
 		printf("trials of ~%.0f us each", plan->trial_ns / 1e3);
-	printf("; empty loop %.2f ns/iteration (included)\n", overhead);
+	printf("; every ns figure includes %.2f ns per call for the timing loop itself (the loop timed with no call in it)\n", overhead);
 	printf("named calls bound to: glibc -> %s, libvdsotime -> %s, preload -> %s\n",
 	       by_path[GLIBC] ? object_of(by_path[GLIBC]->bound()) : "-",
 	       by_path[LIB] ? object_of(by_path[LIB]->bound()) : "-",

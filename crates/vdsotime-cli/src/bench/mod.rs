@@ -30,8 +30,8 @@ trial of every path of the row (vdsotime, vdso-raw, libc, rustix, std, syscall),
 in an order rotated by one path each round, so that a drifting machine slows every
 path of a round alike. A trial is about --trial-us of back-to-back calls (sized per
 path from a warm-up), or exactly --calls calls. Reported per path: ns per call in
-its fastest trial (the empty loop included), and the median over rounds of its
-trial divided by vdso-raw's trial in the same round, with the interquartile range
+its fastest trial (the timing loop's own cost included), and the median over rounds
+of its trial divided by vdso-raw's trial in the same round, with the interquartile range
 [q1-q3]. vdso-raw is the resolved vDSO symbol called through a bare function
 pointer: the floor. Clock ids go through black_box, so no path sees a constant.
 

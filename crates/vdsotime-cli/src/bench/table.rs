@@ -29,7 +29,7 @@ pub fn print_header(r: &BenchReport) {
         }
     };
     println!(
-        "interleaved: {} rounds, each one trial of every path of a row in rotated order, {trial}{}; empty loop {} ns/iteration (included)",
+        "interleaved: {} rounds, each one trial of every path of a row in rotated order, {trial}{}; every ns figure includes {} ns per call for the timing loop itself (the loop timed with no call in it)",
         h.trials,
         if h.threads > 1 { format!(", {} threads at once", h.threads) } else { String::new() },
         output::ns(h.loop_overhead_ns)
@@ -170,7 +170,7 @@ pub fn print_peers(r: &BenchReport) {
 /// Prints what the ns table's columns mean: under that table, wherever it is shown.
 pub fn print_ns_legend() {
     println!(
-        "ns: per call, each path's fastest trial. speed-up: syscall ns / vdsotime ns. vdsotime/raw: vdsotime's trial over vdso-raw's (the vDSO symbol called through a bare pointer) in the same round, median over rounds; 1.000 = no cost over the bare symbol. vdsotime path: where the library sends the call (symbol@version, the rseq area, or syscall). getcpu(): libc and rustix time sched_getcpu() (CPU only), the other paths getcpu (CPU and node)."
+        "ns: per call, each path's fastest trial. speed-up: syscall ns / vdsotime ns. vdsotime/raw: vdsotime's trial over vdso-raw's (the vDSO symbol called through a bare pointer) in the same round, median over rounds; 1.000 = no cost over the bare symbol. vdsotime path: where the library sends the call (symbol@version, the rseq area, or syscall). getcpu(): libc and rustix time sched_getcpu() (CPU only), the other paths getcpu (CPU and node). vdsotime/raw below 1.000: vdsotime did less than the bare symbol, as for getcpu(), which it reads from glibc's rseq area without calling the vDSO (vdsotime path: rseq area); or, on the rows of a few ns (time(), the coarse clocks), one CPU cycle is a tenth of the call, and where each timing loop lies in memory moves a ratio by that much (the same instructions at two addresses measured up to 14% apart: docs/performance.md, How it is measured)."
     );
 }
 

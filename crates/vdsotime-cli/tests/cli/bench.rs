@@ -316,7 +316,7 @@ fn bench_tables_show_ns_and_ratios() {
     // function, vdsotime, libc, rustix, std, syscall: every path has a ratio here.
     assert!(cells[2..7].iter().all(|c| well_formed(c)), "{mono}\n{out}");
     assert!(
-        out.contains("empty loop"),
+        out.contains("ns per call for the timing loop itself"),
         "loop overhead not reported:\n{out}"
     );
     // No progress bar when stderr is not a terminal.
