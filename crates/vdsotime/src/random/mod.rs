@@ -49,15 +49,25 @@ use crate::{Errno, Path};
 pub const SYSCALL_DRAWS: usize = 4;
 
 /// `getrandom(2)`: fills up to `buf.len()` bytes and says how many, with the system
-/// call's semantics: an unknown flag or `GRND_INSECURE | GRND_RANDOM` gives `EINVAL`;
-/// an empty buffer gives 0; a request above `INT_MAX` rounded down to a page is cut to
-/// that many bytes, as the kernel does; before the kernel's generator is ready,
-/// `GRND_NONBLOCK` gives `EAGAIN` and a blocking call may give `EINTR` (the vDSO then
-/// makes the system call itself). Use [`fill`] to get the whole buffer.
+/// call's semantics: an empty buffer gives 0; a request above `INT_MAX` rounded down to a
+/// page is cut to that many bytes, as the kernel does. Use [`fill`] to get the whole
+/// buffer.
+///
+/// # Fallback
 ///
 /// With the `std` feature this uses the calling thread's vDSO state (taken after its
-/// first [`SYSCALL_DRAWS`] draws, which make the system call); without it, the system
-/// call ([`State`] is the `no_std` fast path).
+/// first [`SYSCALL_DRAWS`] draws, which make the system call); without it, or where the
+/// vDSO has no `getrandom`, the system call ([`State`] is the `no_std` fast path).
+///
+/// # Errors
+///
+/// The system call's: `EINVAL` for an unknown flag or `GRND_INSECURE | GRND_RANDOM`
+/// (sent straight to the system call, which says so); before the kernel's generator is
+/// ready, `EAGAIN` with `GRND_NONBLOCK`, and `EINTR` when a signal interrupts a blocking
+/// call (the vDSO then makes the system call itself); whatever a seccomp filter makes
+/// the system call return.
+///
+/// # Example
 ///
 /// ```
 /// use vdsotime::{getrandom, Errno, GrndFlags};
@@ -74,8 +84,26 @@ pub fn getrandom(buf: &mut [u8], flags: GrndFlags) -> Result<usize, Errno> {
 
 /// [`crate::getrandom`] into raw memory, for C shims (`libvdsotime`, the preload).
 ///
+/// # Fallback
+///
+/// As [`crate::getrandom`].
+///
+/// # Errors
+///
+/// As [`crate::getrandom`].
+///
 /// # Safety
 /// `buf` must be writable for `len` bytes (it may be uninitialised), or `len` 0.
+///
+/// # Example
+///
+/// ```
+/// use vdsotime::{random::getrandom_to, GrndFlags};
+/// let mut buf = [0u8; 32];
+/// // SAFETY: `buf` is writable for its length.
+/// let n = unsafe { getrandom_to(buf.as_mut_ptr(), buf.len(), GrndFlags::NONE) };
+/// assert_eq!(n, Ok(32));
+/// ```
 #[inline]
 pub unsafe fn getrandom_to(buf: *mut u8, len: usize, flags: GrndFlags) -> Result<usize, Errno> {
     // SAFETY: forwarded from the caller.
@@ -87,6 +115,17 @@ pub unsafe fn getrandom_to(buf: *mut u8, len: usize, flags: GrndFlags) -> Result
 /// generator to be ready) is retried, as glibc's `getentropy` does; any other error is
 /// returned, with `buf` partly written. An empty `buf` is `Ok` without a call (its
 /// flags are not checked), as glibc's `getentropy` of 0 bytes.
+///
+/// # Fallback
+///
+/// Each call is [`crate::getrandom`]'s: the thread's vDSO state, or the system call.
+///
+/// # Errors
+///
+/// [`crate::getrandom`]'s, but for `EINTR`, which is retried; a call that returns 0
+/// bytes for a non-empty buffer gives `EIO` rather than a loop without end.
+///
+/// # Example
 ///
 /// ```
 /// let mut key = [0u8; 4096];
@@ -101,6 +140,16 @@ pub fn fill(buf: &mut [u8], flags: GrndFlags) -> Result<(), Errno> {
 
 /// [`fill`] for a possibly uninitialised buffer (the `getrandom` crate's backend),
 /// returning it initialised.
+///
+/// # Fallback
+///
+/// As [`fill`].
+///
+/// # Errors
+///
+/// As [`fill`].
+///
+/// # Example
 ///
 /// ```
 /// use core::mem::MaybeUninit;
@@ -118,8 +167,26 @@ pub fn fill_uninit(buf: &mut [MaybeUninit<u8>], flags: GrndFlags) -> Result<&mut
 
 /// [`fill`] into raw memory, for C shims.
 ///
+/// # Fallback
+///
+/// As [`fill`].
+///
+/// # Errors
+///
+/// As [`fill`].
+///
 /// # Safety
 /// `buf` must be writable for `len` bytes (it may be uninitialised), or `len` 0.
+///
+/// # Example
+///
+/// ```
+/// use vdsotime::{random::fill_to, GrndFlags};
+/// let mut key = [0u8; 64];
+/// // SAFETY: `key` is writable for its length.
+/// unsafe { fill_to(key.as_mut_ptr(), key.len(), GrndFlags::NONE) }.unwrap();
+/// assert!(key.iter().any(|&b| b != 0));
+/// ```
 #[inline]
 pub unsafe fn fill_to(buf: *mut u8, len: usize, flags: GrndFlags) -> Result<(), Errno> {
     // SAFETY: forwarded from the caller.
