@@ -22,6 +22,23 @@ use core::ffi::c_void;
 use core::ptr::null_mut;
 
 /// Reads `clock` with the `clock_gettime` syscall.
+///
+/// # Fallback
+///
+/// None: always the system call, never the vDSO.
+///
+/// # Errors
+///
+/// The kernel's: `EINVAL` for an id it does not know, `ENODEV` for a disabled auxiliary
+/// clock, whatever a seccomp filter returns.
+///
+/// # Example
+///
+/// ```
+/// use vdsotime::{syscall, ClockId, Errno};
+/// assert!(syscall::clock_gettime(ClockId::MONOTONIC).unwrap().is_normalized());
+/// assert_eq!(syscall::clock_gettime(ClockId::from_raw(12)), Err(Errno::EINVAL));
+/// ```
 pub fn clock_gettime(clock: ClockId) -> Result<Timespec, Errno> {
     let mut ts = Timespec::default();
     // SAFETY: `ts` is a valid, writable `Timespec`.
@@ -29,6 +46,22 @@ pub fn clock_gettime(clock: ClockId) -> Result<Timespec, Errno> {
 }
 
 /// The resolution of `clock`, by the `clock_getres` syscall.
+///
+/// # Fallback
+///
+/// None: always the system call, never the vDSO.
+///
+/// # Errors
+///
+/// The kernel's: `EINVAL` for an id it does not know, whatever a seccomp filter returns.
+///
+/// # Example
+///
+/// ```
+/// use vdsotime::{syscall, ClockId, Errno};
+/// assert!(syscall::clock_getres(ClockId::MONOTONIC).is_ok());
+/// assert_eq!(syscall::clock_getres(ClockId::from_raw(12)), Err(Errno::EINVAL));
+/// ```
 pub fn clock_getres(clock: ClockId) -> Result<Timespec, Errno> {
     let mut ts = Timespec::default();
     // SAFETY: `ts` is a valid, writable `Timespec`.
@@ -36,6 +69,22 @@ pub fn clock_getres(clock: ClockId) -> Result<Timespec, Errno> {
 }
 
 /// The wall-clock time by the `gettimeofday` syscall.
+///
+/// # Fallback
+///
+/// None: always the system call, never the vDSO.
+///
+/// # Errors
+///
+/// None from the kernel for the valid buffer this passes; whatever a seccomp filter
+/// returns.
+///
+/// # Example
+///
+/// ```
+/// let tv = vdsotime::syscall::gettimeofday().unwrap();
+/// assert!(tv.tv_sec > 1_600_000_000 && tv.is_normalized());
+/// ```
 pub fn gettimeofday() -> Result<Timeval, Errno> {
     let mut tv = Timeval::default();
     // SAFETY: `tv` is writable; a null timezone is allowed.
@@ -43,21 +92,66 @@ pub fn gettimeofday() -> Result<Timeval, Errno> {
 }
 
 /// `gettimeofday` with the kernel's `struct timezone`.
+///
+/// # Fallback
+///
+/// None: always the system call, never the vDSO.
+///
+/// # Errors
+///
+/// As [`gettimeofday`].
+///
+/// # Example
+///
+/// ```
+/// let (tv, tz) = vdsotime::syscall::gettimeofday_tz().unwrap();
+/// assert_eq!((tv.tv_sec > 0, tz), (true, vdsotime::gettimeofday_tz().unwrap().1));
+/// ```
 pub fn gettimeofday_tz() -> Result<(Timeval, Timezone), Errno> {
     let (mut tv, mut tz) = (Timeval::default(), Timezone::default());
     // SAFETY: both outputs are valid and writable.
     check(unsafe { raw_gettimeofday(&mut tv, &mut tz) }).map(|()| (tv, tz))
 }
 
-/// Seconds since the epoch by the `time` syscall, or where an architecture has none,
-/// the seconds of `CLOCK_REALTIME_COARSE` (the same kernel value). `-1` if the
-/// syscall fails (a seccomp filter, say), as libc's `time` reports it.
+/// Seconds since the epoch by the `time` syscall.
+///
+/// # Fallback
+///
+/// Where an architecture has no `time` syscall, the seconds of `CLOCK_REALTIME_COARSE`
+/// by the `clock_gettime` syscall (the same kernel value); never the vDSO.
+///
+/// # Errors
+///
+/// None is returned as such: `-1` if the syscall fails (a seccomp filter, say), as
+/// libc's `time` reports it.
+///
+/// # Example
+///
+/// ```
+/// let t = vdsotime::syscall::time();
+/// assert!((t - vdsotime::time()).abs() <= 1);
+/// ```
 pub fn time() -> i64 {
     // SAFETY: a null pointer asks for the return value only.
     unsafe { raw_time(null_mut()) }
 }
 
 /// The CPU and NUMA node the caller is running on, by the `getcpu` syscall.
+///
+/// # Fallback
+///
+/// None: always the system call, never the vDSO.
+///
+/// # Errors
+///
+/// Whatever a seccomp filter returns.
+///
+/// # Example
+///
+/// ```
+/// let (cpu, _node) = vdsotime::syscall::getcpu().unwrap();
+/// assert!(cpu < 65536);
+/// ```
 pub fn getcpu() -> Result<(u32, u32), Errno> {
     let (mut cpu, mut node) = (0u32, 0u32);
     // SAFETY: both outputs are valid and writable; the cache argument is unused.
