@@ -29,15 +29,49 @@ use core::time::Duration;
 pub struct Instant(Timespec);
 
 impl Instant {
-    /// Now. `CLOCK_MONOTONIC` cannot fail on Linux unless a seccomp filter denies
-    /// the syscall in a process without a vDSO; this then returns the zero instant
-    /// (use [`Instant::try_now`] to see the error).
+    /// Now: `CLOCK_MONOTONIC` through [`crate::clock_gettime`].
+    ///
+    /// # Fallback
+    ///
+    /// As [`crate::clock_gettime`]: the vDSO where it serves the clock, else the system
+    /// call.
+    ///
+    /// # Errors
+    ///
+    /// None is returned: `CLOCK_MONOTONIC` cannot fail on Linux unless a seccomp filter
+    /// denies the system call in a process that must make it; this then returns the zero
+    /// instant (use [`Instant::try_now`] to see the error).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let a = vdsotime::Instant::now();
+    /// let b = vdsotime::Instant::now();
+    /// assert!(a <= b && a.as_timespec().is_normalized());
+    /// ```
     #[inline]
     pub fn now() -> Instant {
         Instant(clock_gettime(ClockId::MONOTONIC).unwrap_or_default())
     }
 
     /// Now, or the kernel's error.
+    ///
+    /// # Fallback
+    ///
+    /// As [`Instant::now`].
+    ///
+    /// # Errors
+    ///
+    /// [`crate::clock_gettime`]'s for `CLOCK_MONOTONIC`: only what a seccomp filter makes
+    /// the system call return, where the call has to make it.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let start = vdsotime::Instant::try_now()?;
+    /// assert!(start.elapsed() < core::time::Duration::from_secs(60));
+    /// # Ok::<(), vdsotime::Errno>(())
+    /// ```
     #[inline]
     pub fn try_now() -> Result<Instant, crate::Errno> {
         clock_gettime(ClockId::MONOTONIC).map(Instant)
