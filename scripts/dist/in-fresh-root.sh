@@ -48,7 +48,7 @@ check "quickstart, shared: $(cat "$work/out")"
 "$work/quickstart-static" >"$work/out" || fail "quickstart (-static) failed"
 check "quickstart, -static: $(cat "$work/out")"
 
-VDSOTIME_PRELOAD_DEBUG=1 LD_PRELOAD=libvdsotime_preload.so date >"$work/out" 2>"$work/err" ||
+VDSOTIME_PRELOAD_DEBUG=all LD_PRELOAD=libvdsotime_preload.so date >"$work/out" 2>"$work/err" ||
 	{ cat "$work/err"; fail "LD_PRELOAD=libvdsotime_preload.so date"; }
 grep -q 'clock_gettime: bound' "$work/err" || { cat "$work/err"; fail "the preload bound nothing"; }
 check "LD_PRELOAD=libvdsotime_preload.so date: $(cat "$work/out"); $(grep -c ': bound' "$work/err") bindings"
