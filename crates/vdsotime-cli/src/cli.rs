@@ -14,11 +14,20 @@ pub const EXIT_USAGE: i32 = 64;
 /// Exit status of a run that failed (could not measure, read or write).
 pub const EXIT_ERROR: i32 = 1;
 
+/// `vdsotime --version`: the version, then the source it was built from (the commit, and
+/// whether the tree had uncommitted changes: build.rs); `-V` prints the version alone.
+const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "\nsource: ",
+    env!("VDSOTIME_SOURCE")
+);
+
 /// Read the time through the vDSO: inspect it, benchmark it, check it, diagnose it.
 #[derive(Parser, Debug)]
 #[command(
     name = "vdsotime",
     version,
+    long_version = LONG_VERSION,
     about,
     max_term_width = 100,
     after_help = "Without a subcommand: the doctor's verdict, a short benchmark, then the machine, the

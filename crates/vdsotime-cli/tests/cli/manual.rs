@@ -232,9 +232,14 @@ fn install_script_puts_the_tool_its_pages_and_completions_under_destdir() {
         "usr/share/bash-completion/completions/vdsotime",
         "usr/share/zsh/site-functions/_vdsotime",
         "usr/share/fish/vendor_completions.d/vdsotime.fish",
+        // Staged (DESTDIR) for another system: systemd's directory there, whatever this
+        // machine's systemd says (Debian 12's says /lib/systemd/system).
+        "usr/lib/systemd/system/vdsotime-doctor.service",
+        "usr/lib/systemd/system/vdsotime-doctor.timer",
     ] {
         assert!(stage.join(file).is_file(), "{file} not installed: {out:?}");
     }
+    assert!(!stage.join("lib").exists(), "{out:?}");
     let installed = crate::process::output(
         Command::new(stage.join("usr/bin/vdsotime")).arg("--version"),
         crate::LIMIT,
