@@ -66,7 +66,9 @@ VDSOTIME_PRELOAD_DEBUG=all LD_PRELOAD=libvdsotime_preload.so date >"$work/out" 2
 grep -q 'clock_gettime: bound' "$work/err" || { cat "$work/err"; fail "the preload bound nothing"; }
 check "LD_PRELOAD=libvdsotime_preload.so date: $(cat "$work/out"); $(grep -c ': bound' "$work/err") bindings"
 
-vdsotime --version
+vdsotime --version >"$work/out" || fail "vdsotime --version"
+grep -q '^source: commit [0-9a-f]\{40\}' "$work/out" || { cat "$work/out"; fail "vdsotime --version names no commit"; }
+check "vdsotime --version: $(tr '\n' ' ' <"$work/out")"
 vdsotime >"$work/out" 2>&1 || { cat "$work/out"; fail "vdsotime"; }
 check "vdsotime ($(wc -l <"$work/out") lines)"
 status=0
