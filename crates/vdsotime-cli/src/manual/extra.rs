@@ -38,8 +38,9 @@ const FLEET_FILES: &[(&str, &str)] = &[
 
 /// Where the project's install.sh puts the same files.
 const FLEET_NOTE: &str = "These are the paths of the Debian package. The project's install.sh \
-     puts the units in PREFIX/lib/systemd/system (for --prefix /usr, systemd's own system \
-     unit directory) and the rules in PREFIX/share/vdsotime.";
+     puts the units in PREFIX/lib/systemd/system (for --prefix /usr: the installing system's \
+     systemd unit directory, or /usr/lib/systemd/system when DESTDIR stages the install) and \
+     the rules in PREFIX/share/vdsotime.";
 
 /// Every page's additions.
 pub const EXTRAS: &[Extra] = &[
