@@ -25,9 +25,10 @@ Builds the vdsotime tool with cargo (release profile), then installs:
   --mandir DIR    manual pages (default PREFIX/share/man)
   --datadir DIR   shell completions and the alert rules go under it (default PREFIX/share)
   --systemdsystemunitdir DIR
-                  the systemd units (default: for --prefix /usr, systemd's own
-                  systemdsystemunitdir from pkg-config, else /lib/systemd/system;
-                  for another prefix, PREFIX/lib/systemd/system)
+                  the systemd units (default: for --prefix /usr, this system's
+                  systemdsystemunitdir from pkg-config, or /usr/lib/systemd/system when
+                  DESTDIR is set or pkg-config does not know; for another prefix,
+                  PREFIX/lib/systemd/system)
   --from DIR      install the `vdsotime` already built in DIR (a cargo profile directory)
                   instead of building
   -h, --help      this text
@@ -76,15 +77,20 @@ done
 [ -n "$bindir" ] || bindir=$prefix/bin
 [ -n "$mandir" ] || mandir=$prefix/share/man
 [ -n "$datadir" ] || datadir=$prefix/share
+destdir=${DESTDIR:-}
+# The unit directory of the system installed into, never of the machine building: only an
+# install into this very system (no DESTDIR) asks its systemd; a staged one (a package, a
+# root file system) gets /usr/lib/systemd/system, which systemd reads on every distribution.
 if [ -z "$unitdir" ]; then
-	if [ "$prefix" = /usr ]; then
-		unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || true)
-		[ -n "$unitdir" ] || unitdir=/lib/systemd/system
-	else
+	if [ "$prefix" != /usr ]; then
 		unitdir=$prefix/lib/systemd/system
+	elif [ -z "$destdir" ]; then
+		unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || true)
+		[ -n "$unitdir" ] || unitdir=/usr/lib/systemd/system
+	else
+		unitdir=/usr/lib/systemd/system
 	fi
 fi
-destdir=${DESTDIR:-}
 
 if [ -z "$from" ]; then
 	"${CARGO:-cargo}" build --release --locked --manifest-path "$root/Cargo.toml" -p vdsotime-cli

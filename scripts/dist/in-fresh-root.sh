@@ -4,7 +4,8 @@
 # then purges them and checks that no file of theirs is left.
 #
 # usage: in-fresh-root.sh DIR [--no-cc]
-#   DIR also holds quickstart.c (the README's C quick start).
+#   DIR also holds quickstart.c (the README's C quick start) and readme-c.sh (the README's
+#   commands that build it with the packages installed).
 #   --no-cc: the root has no C compiler (the emulated arm64 root); DIR then holds
 #            quickstart-shared and quickstart-static, built for it outside.
 set -eu
@@ -31,10 +32,22 @@ apt-get install -y -q --no-install-recommends "$dir"/*.deb >"$work/apt.log" 2>&1
 check "apt-get install $(cd "$dir" && echo *.deb)"
 
 if [ "$cc" = yes ]; then
-	# The README's C quick start, as it says, with Debian's pkg-config search path.
-	cc -O2 "$dir/quickstart.c" $(pkg-config --cflags --libs vdsotime) -o "$work/quickstart-shared"
-	cc -O2 -static "$dir/quickstart.c" $(pkg-config --cflags --static --libs vdsotime-static) \
-		-o "$work/quickstart-static"
+	# The README's C quick start for the packages: its `cc` lines as printed (DIR/readme-c.sh,
+	# the README's block), in a directory holding the program as prog.c.
+	cp "$dir/quickstart.c" "$work/prog.c"
+	built=0
+	while IFS= read -r line; do
+		case $line in cc\ *) ;; *) continue ;; esac
+		(cd "$work" && sh -e -c "$line") || fail "the README's: $line"
+		case $line in
+		*" -static "*) mv "$work/prog" "$work/quickstart-static" ;;
+		*) mv "$work/prog" "$work/quickstart-shared" ;;
+		esac
+		built=$((built + 1))
+	done <"$dir/readme-c.sh"
+	[ "$built" = 2 ] && [ -x "$work/quickstart-shared" ] && [ -x "$work/quickstart-static" ] ||
+		fail "the README's package commands built $built programs, not one shared and one -static"
+	check "the README's C commands for the packages, as printed ($built builds)"
 else
 	cp "$dir/quickstart-shared" "$dir/quickstart-static" "$work/"
 fi
@@ -48,12 +61,14 @@ check "quickstart, shared: $(cat "$work/out")"
 "$work/quickstart-static" >"$work/out" || fail "quickstart (-static) failed"
 check "quickstart, -static: $(cat "$work/out")"
 
-VDSOTIME_PRELOAD_DEBUG=1 LD_PRELOAD=libvdsotime_preload.so date >"$work/out" 2>"$work/err" ||
+VDSOTIME_PRELOAD_DEBUG=all LD_PRELOAD=libvdsotime_preload.so date >"$work/out" 2>"$work/err" ||
 	{ cat "$work/err"; fail "LD_PRELOAD=libvdsotime_preload.so date"; }
 grep -q 'clock_gettime: bound' "$work/err" || { cat "$work/err"; fail "the preload bound nothing"; }
 check "LD_PRELOAD=libvdsotime_preload.so date: $(cat "$work/out"); $(grep -c ': bound' "$work/err") bindings"
 
-vdsotime --version
+vdsotime --version >"$work/out" || fail "vdsotime --version"
+grep -q '^source: commit [0-9a-f]\{40\}' "$work/out" || { cat "$work/out"; fail "vdsotime --version names no commit"; }
+check "vdsotime --version: $(tr '\n' ' ' <"$work/out")"
 vdsotime >"$work/out" 2>&1 || { cat "$work/out"; fail "vdsotime"; }
 check "vdsotime ($(wc -l <"$work/out") lines)"
 status=0

@@ -27,8 +27,9 @@ fn main() -> ExitCode {
         Some("cross") => cross::main(&args[1..]),
         Some("kernels") => kernels::main(&args[1..]),
         Some("dist") => dist::main(&args[1..]),
+        Some("copyright") => dist::copyright::main(&args[1..]),
         Some("-h" | "--help") | None => {
-            println!("usage: cargo xtask <task>\n\ntasks:\n  cross    the core tests on every architecture (cargo xtask cross --help)\n  kernels  the tests on real Debian kernels under qemu-system (cargo xtask kernels --help)\n  dist     every release artifact: Debian packages, static binaries (cargo xtask dist --help)");
+            println!("usage: cargo xtask <task>\n\ntasks:\n  cross    the core tests on every architecture (cargo xtask cross --help)\n  kernels  the tests on real Debian kernels under qemu-system (cargo xtask kernels --help)\n  dist     every release artifact: Debian packages, static binaries (cargo xtask dist --help)\n  copyright  the crates linked into the packages, into debian/copyright (cargo xtask copyright --help)");
             ExitCode::SUCCESS
         }
         Some(other) => {

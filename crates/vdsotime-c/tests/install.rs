@@ -414,6 +414,14 @@ fn the_manual_pages_render_with_man_l_and_through_manpath() {
                 text.contains(says),
                 "{how} {name} does not say {says}:\n{text}"
             );
+            // The pages hold for a package install as well as a prefix one: no path of a
+            // prefix install given as the place, no option of install.sh given as the rule.
+            for wrong in ["/usr/local", "unless install.sh was given"] {
+                assert!(
+                    !text.contains(wrong),
+                    "{how} {name} says {wrong:?}:\n{text}"
+                );
+            }
         }
     }
     let bare = dir.join("no-preload");

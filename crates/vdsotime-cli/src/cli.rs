@@ -14,11 +14,20 @@ pub const EXIT_USAGE: i32 = 64;
 /// Exit status of a run that failed (could not measure, read or write).
 pub const EXIT_ERROR: i32 = 1;
 
+/// `vdsotime --version`: the version, then the source it was built from (the commit, and
+/// whether the tree had uncommitted changes: build.rs); `-V` prints the version alone.
+const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "\nsource: ",
+    env!("VDSOTIME_SOURCE")
+);
+
 /// Read the time through the vDSO: inspect it, benchmark it, check it, diagnose it.
 #[derive(Parser, Debug)]
 #[command(
     name = "vdsotime",
     version,
+    long_version = LONG_VERSION,
     about,
     max_term_width = 100,
     after_help = "Without a subcommand: the doctor's verdict, a short benchmark, then the machine, the
@@ -53,11 +62,21 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Kernel, vDSO image, exported symbols, path per function, clocksource, CPU flags.
+    ///
+    /// Describes the machine and the vDSO this process was given: the kernel and CPU, the
+    /// current and available clocksources, the CPU flags and hypervisor that decide whether
+    /// the vDSO can serve the clocks, time namespace offsets, the vDSO image's exported
+    /// symbols with their versions, and the path vdsotime takes for each function and clock
+    /// (a vDSO symbol, the rseq area, or the system call).
     Info(inspect::info::InfoArgs),
     /// ns per call and ratio to the raw vDSO symbol of every time function through
     /// vdsotime, libc, rustix, std and the syscall, in interleaved rounds.
     Bench(bench::BenchArgs),
     /// ns per call of getrandom (4 to 4096 bytes): vDSO, libc, syscall, the getrandom crate.
+    ///
+    /// Measures getrandom for each request size through every path in interleaved rounds,
+    /// as bench does for the clocks, then the first call in fresh processes and the first
+    /// draw of a fresh thread and of a forked child.
     BenchGetrandom(bench::getrandom::Args),
     /// Verify library readings against the syscall on every CPU and thread; exit 1 on any
     /// failure.
@@ -66,8 +85,14 @@ pub enum Command {
     /// if degraded.
     Doctor(doctor::DoctorArgs),
     /// Write the vDSO image as an ELF file for readelf/objdump.
+    ///
+    /// Copies the vDSO the kernel mapped into this process, byte for byte, to a file or to
+    /// standard output (never to a terminal), so the usual ELF tools can read it.
     Dump(inspect::dump::DumpArgs),
     /// Print a shell completion script (bash, zsh, fish) to standard output.
+    ///
+    /// The script completes subcommands, options and their values; the packages install
+    /// it for each shell already.
     #[command(after_help = "Examples:
   vdsotime completions bash > vdsotime.bash   # source it, or copy it to
                                               # ~/.local/share/bash-completion/completions/vdsotime
@@ -80,6 +105,9 @@ pub enum Command {
     },
     /// Print the man page vdsotime(1), or write it and one page per subcommand to a
     /// directory.
+    ///
+    /// The pages are generated from the same definitions as --help; the packages install
+    /// them already.
     #[command(after_help = "Examples:
   vdsotime man | man -l -
   vdsotime man --dir man1 && man -l man1/vdsotime-doctor.1")]

@@ -6,8 +6,8 @@
 //!
 //! The clock path is async-signal-safe and usable before `main`: the core resolves the vDSO
 //! lazily and lock-free from the auxiliary vector, and nothing here allocates, locks, calls
-//! `dlsym` or can panic. `VDSOTIME_PRELOAD_DEBUG=1` makes the library's ELF constructor report
-//! on stderr what it bound and which path each function takes (module `debug`).
+//! `dlsym` or can panic. `VDSOTIME_PRELOAD_DEBUG` makes the library's ELF constructor report
+//! what it bound and which path each function takes (module `debug`).
 
 /// The C semantics behind the libc names: the same source file as libvdsotime's
 /// `vdsotime_c::abi`, compiled into this crate (see Cargo.toml for why).

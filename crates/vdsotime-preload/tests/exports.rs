@@ -61,8 +61,20 @@ fn it_exports_exactly_the_names_of_the_table() {
 fn the_table_names_every_no_mangle_function_of_the_source() {
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut defined = BTreeSet::new();
-    for entry in std::fs::read_dir(&src).unwrap() {
-        let path = entry.unwrap().path();
+    // Every source file, in src/ and its module directories.
+    let mut files = Vec::new();
+    let mut dirs = vec![src];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    for path in files {
         let text = std::fs::read_to_string(&path).unwrap();
         let mut lines = text.lines();
         while let Some(line) = lines.next() {

@@ -1,7 +1,8 @@
 //! Real programs under LD_PRELOAD: `date`, `python3`, `perl` must print what they print without
 //! the preload (bracketed: run without, with, without), `LD_DEBUG=bindings` must show their
 //! clock symbols bound to the preload, children must inherit it, and
-//! `VDSOTIME_PRELOAD_DEBUG=1` must report the bindings and paths.
+//! `VDSOTIME_PRELOAD_DEBUG` must report the bindings and paths: one line per process, the
+//! full table with `all`, appended to a file with `file:PATH`.
 //!
 //! 64-bit targets only: the machine's programs are 64-bit, and a 32-bit preload built with
 //! `--target i686-unknown-linux-gnu` cannot load into them.
@@ -180,7 +181,7 @@ fn debug_report_and_children_inherit() {
         &dir,
         "sh",
         &["-c", "date +%s; exit 0"],
-        &[("VDSOTIME_PRELOAD_DEBUG", "1")],
+        &[("VDSOTIME_PRELOAD_DEBUG", "all")],
     );
     assert!(
         r.stdout.trim().parse::<u64>().is_ok(),
@@ -240,7 +241,7 @@ fn debug_report_and_children_inherit() {
         "date",
         &["+%s"],
         &[
-            ("VDSOTIME_PRELOAD_DEBUG", "1"),
+            ("VDSOTIME_PRELOAD_DEBUG", "all"),
             ("GLIBC_TUNABLES", "glibc.pthread.rseq=0"),
         ],
     );
@@ -265,4 +266,116 @@ fn debug_report_and_children_inherit() {
         "VDSOTIME_PRELOAD_DEBUG=0 printed: {}",
         quiet.stderr
     );
+}
+
+/// The names this target's preload exports (`src/exports.rs`): the table of `all` has one
+/// line each.
+fn exported_names(table: &str) -> usize {
+    table.matches(": bound here (").count() + table.matches(": NOT bound here (").count()
+}
+
+#[test]
+fn debug_default_is_one_line_per_process() {
+    let dir = scratch("debug-line");
+    let r = run_preloaded(
+        &dir,
+        "sh",
+        &["-c", "date +%s; exit 0"],
+        &[("VDSOTIME_PRELOAD_DEBUG", "1")],
+    );
+    assert!(r.stdout.trim().parse::<u64>().is_ok(), "{:?}", r.stdout);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(
+        lines.len(),
+        2,
+        "one line each from sh and date:\n{}",
+        r.stderr
+    );
+    assert_eq!(reporting_pids(&r.stderr).len(), 2, "{}", r.stderr);
+    let table = run_preloaded(&dir, "true", &[], &[("VDSOTIME_PRELOAD_DEBUG", "all")]).stderr;
+    let names = exported_names(&table);
+    assert!(names >= 8, "{table}");
+    let monotonic = vdsotime::path(Function::ClockGettime(ClockId::MONOTONIC));
+    let library = preload();
+    for (line, program) in lines.iter().zip(["sh", "date"]) {
+        // The program, by its executable's path (sh may be a link to dash).
+        let exe = line.split("]: ").nth(1).and_then(|l| l.split(':').next());
+        let exe = exe.unwrap_or_else(|| panic!("no program in {line:?}"));
+        assert!(exe.starts_with('/'), "{line}");
+        if program == "date" {
+            assert!(exe.ends_with("/date"), "{line}");
+        }
+        for needle in [
+            format!(": {names} of {names} names bound here;"),
+            format!("clock_gettime CLOCK_MONOTONIC: {monotonic};"),
+            format!("loaded from {}", library.display()),
+            "VDSOTIME_PRELOAD_DEBUG=all".to_string(),
+        ] {
+            assert!(line.contains(&needle), "{needle:?} not in {line:?}");
+        }
+    }
+}
+
+#[test]
+fn debug_appends_to_a_file_and_says_when_it_cannot() {
+    let dir = scratch("debug-file");
+    let log = dir.join("preload.log");
+    std::fs::write(&log, "kept\n").expect("write");
+    let file = format!("file:{}", log.display());
+    let r = run_preloaded(
+        &dir,
+        "sh",
+        &["-c", "date +%s; exit 0"],
+        &[("VDSOTIME_PRELOAD_DEBUG", &file)],
+    );
+    assert!(r.stderr.is_empty(), "reported on stderr too: {}", r.stderr);
+    let text = std::fs::read_to_string(&log).expect("read");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.first(), Some(&"kept"), "not appended:\n{text}");
+    assert_eq!(lines.len(), 3, "one line each from sh and date:\n{text}");
+    assert_eq!(reporting_pids(&text).len(), 2, "{text}");
+    // all,file:PATH appends the table, and the report's descriptor is not left open in the
+    // program: `ls`, itself preloaded, lists its own descriptors.
+    let all = format!("all,{file}");
+    let r = run_preloaded(
+        &dir,
+        "sh",
+        &["-c", "ls -l /proc/self/fd/"],
+        &[("VDSOTIME_PRELOAD_DEBUG", &all)],
+    );
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+    assert!(
+        !r.stdout.contains(log.to_str().expect("utf-8")),
+        "the report's descriptor was left open:\n{}",
+        r.stdout
+    );
+    let text = std::fs::read_to_string(&log).expect("read");
+    assert!(
+        text.starts_with(&format!("kept\n{}", lines[1..].join("\n"))),
+        "{text}"
+    );
+    let table = &text[text.find("loaded from").expect("the table")..];
+    assert!(
+        exported_names(table) >= 16,
+        "both processes' tables:\n{text}"
+    );
+    // A file that cannot be opened: the reason and the report on stderr, the program runs.
+    let missing = format!("file:{}", dir.join("no-such-dir/log").display());
+    let r = run_preloaded(
+        &dir,
+        "date",
+        &["+%s"],
+        &[("VDSOTIME_PRELOAD_DEBUG", &missing)],
+    );
+    assert!(r.stdout.trim().parse::<u64>().is_ok(), "{:?}", r.stdout);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", r.stderr);
+    assert!(
+        lines[0].contains("cannot open")
+            && lines[0].contains("no-such-dir/log")
+            && lines[0].contains("errno 2"),
+        "{}",
+        r.stderr
+    );
+    assert!(lines[1].contains("names bound here"), "{}", r.stderr);
 }

@@ -187,6 +187,9 @@ pub fn finish(
             let name = f.file_name().unwrap_or_default();
             fs::copy(f, dir.join(name)).map_err(|e| format!("{}: {e}", f.display()))?;
         }
+        let commands = dir.join("readme-c.sh");
+        fs::write(&commands, readme_package_commands(root_dir)?)
+            .map_err(|e| format!("{}: {e}", commands.display()))?;
         if root.arch.qemu.is_some() {
             cross_quickstart(root.arch, own, &source, dir, work, log)?;
         }
@@ -231,5 +234,44 @@ pub fn finish(
         Ok(())
     } else {
         Err(format!("fresh-root test failed in {}", failures.join(", ")))
+    }
+}
+
+/// The README's commands that build the C quick start with the packages installed: its sh
+/// block that links through pkg-config without setting PKG_CONFIG_PATH (that one is the
+/// prefix install's, tested by crates/vdsotime-c/tests/install.rs).
+fn readme_package_commands(root_dir: &Path) -> Result<String, String> {
+    let path = root_dir.join("README.md");
+    let readme = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    package_block(&readme).map(String::from).ok_or_else(|| {
+        "README.md has no sh block building the C quick start with the packages".into()
+    })
+}
+
+/// See [`readme_package_commands`].
+fn package_block(readme: &str) -> Option<&str> {
+    readme
+        .split("```sh\n")
+        .skip(1)
+        .filter_map(|b| b.split_once("```").map(|(code, _)| code))
+        .find(|code| {
+            code.contains("pkg-config --cflags --libs vdsotime)")
+                && !code.contains("PKG_CONFIG_PATH")
+                && !code.contains("rpath")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_readme_has_the_package_commands_of_the_c_quick_start() {
+        let readme =
+            fs::read_to_string(toolchain::workspace_root().join("README.md")).expect("README.md");
+        let block = package_block(&readme).expect("the package block");
+        let builds: Vec<&str> = block.lines().filter(|l| l.starts_with("cc ")).collect();
+        assert_eq!(builds.len(), 2, "{block}");
+        assert!(builds.iter().any(|l| l.contains(" -static ")), "{block}");
     }
 }

@@ -5,9 +5,11 @@
 //!
 //! The packaging rules live in debian/ (debhelper); this only orchestrates.
 
+pub mod copyright;
 mod debian;
 mod fresh_root;
 mod setup;
+mod source;
 mod static_run;
 mod tarball;
 mod version;
@@ -27,8 +29,12 @@ Builds every release artifact into target/packages/ and prints each path:
   Debian packages (libvdsotime0, libvdsotime-dev, libvdsotime-preload, vdsotime) for amd64
   and arm64, checked by lintian (no error, no warning);
   vdsotime-<version>-<target>.tar.gz, the statically linked tool for x86_64 and aarch64
-  (musl), with its man pages, completions, README and licenses;
+  (musl), with its man pages, completions, README, licenses and copyright notices;
+  SOURCE: the commit built, and any uncommitted change the tree had (the tool's
+  `vdsotime --version` says the same);
   SHA256SUMS over all of them.
+Fails before building when debian/copyright does not list every linked crate
+(cargo xtask copyright).
 Installs what it needs from Debian (debhelper, lintian, mmdebstrap, clang, the arm64 cross
 libc, QEMU) and Rust's std for each target.
 
@@ -99,6 +105,17 @@ fn run(opts: &Options, durations: &mut Vec<String>) -> Result<(), String> {
     let root = toolchain::workspace_root();
     let version = version::checked(&root)?;
     println!("version {version} (Cargo.toml and debian/changelog)");
+    copyright::check(&root)?;
+    let source = source::of(&root)?;
+    println!("source: {}", source.label());
+    if !source.changes.is_empty() {
+        println!(
+            "note: the artifacts are built from a tree with uncommitted changes; they say \
+             so (vdsotime --version, target/packages/SOURCE)"
+        );
+    }
+    // The tool's build script records it (vdsotime --version).
+    std::env::set_var("VDSOTIME_SOURCE", source.label());
     let target_dir = toolchain::target_dir();
     let out = target_dir.join("packages");
     let work = target_dir.join("dist-work");
@@ -178,6 +195,10 @@ fn run(opts: &Options, durations: &mut Vec<String>) -> Result<(), String> {
     timed("lintian", durations, || {
         lintian(&debs, &logs.join("lintian.log"))
     })?;
+    let source_file = out.join("SOURCE");
+    fs::write(&source_file, source.report())
+        .map_err(|e| format!("{}: {e}", source_file.display()))?;
+    artifacts.push(source_file);
     let sums = tarball::checksums(&out, &artifacts, &logs.join("sha256sum.log"))?;
     artifacts.push(sums);
     println!("\nartifacts:");
@@ -191,7 +212,8 @@ fn run(opts: &Options, durations: &mut Vec<String>) -> Result<(), String> {
             || fresh_root::finish(started, &root, &by_arch, &work),
         )?;
         timed("static binaries", durations, || {
-            static_run::run(&out, &version, &musl, &work, &logs.join("static-run.log"))
+            let log = logs.join("static-run.log");
+            static_run::run(&out, &version, &source.label(), &musl, &work, &log)
         })?;
     }
     Ok(())

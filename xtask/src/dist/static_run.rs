@@ -8,10 +8,11 @@ use std::process::Command;
 use crate::apt;
 
 /// Unpacks each target's tarball from `out` into `work` and runs `vdsotime --version` (which
-/// must name `version`) and `vdsotime check` from it.
+/// must name `version` and the `source` it was built from) and `vdsotime check` from it.
 pub fn run(
     out: &Path,
     version: &str,
+    source: &str,
     targets: &[&str],
     work: &Path,
     log: &Path,
@@ -32,9 +33,10 @@ pub fn run(
             .output()
             .map_err(|e| format!("{}: {e}", tool.display()))?;
         let said = String::from_utf8_lossy(&said.stdout).trim().to_string();
-        if !said.ends_with(version) {
+        let expected = format!("vdsotime {version}\nsource: {source}");
+        if said != expected {
             return Err(format!(
-                "{target}: `vdsotime --version` said {said:?}, not {version}"
+                "{target}: `vdsotime --version` said {said:?}, not {expected:?}"
             ));
         }
         let mut check = Command::new(&tool);
@@ -44,7 +46,18 @@ pub fn run(
         if !man.is_file() {
             return Err(format!("{target}: the tarball has no {}", man.display()));
         }
-        println!("{target}: {said}, `vdsotime check` passed, man pages and completions present");
+        let notices = dir.join(&name).join("share/doc/vdsotime/copyright");
+        let text = fs::read_to_string(&notices).unwrap_or_default();
+        if !text.contains("Files: musl/*") || !text.contains("Files: cargo-registry/clap-") {
+            return Err(format!(
+                "{target}: {} lacks the linked crates' or musl's notices",
+                notices.display()
+            ));
+        }
+        println!(
+            "{target}: {}, `vdsotime check` passed, man pages, completions and notices present",
+            said.replace('\n', "; ")
+        );
     }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! The static tool binaries: `vdsotime-<version>-<target>.tar.gz` for each musl target,
 //! laid out as a prefix (`bin/`, `share/man/`, the completions, `share/doc/vdsotime/` with
-//! the README and licenses): `tar -xzf ... -C /usr/local --strip-components=1` installs it.
+//! the README, the licenses and `copyright`, the notices of every linked crate and musl): `tar -xzf ... -C /usr/local --strip-components=1` installs it.
 //! The tool's own install script fills it, so it holds what a source install holds.
 
 use std::fs;
@@ -53,6 +53,9 @@ pub fn build(
     for file in ["README.md", "LICENSE-MIT", "LICENSE-APACHE"] {
         fs::copy(root.join(file), doc.join(file)).map_err(|e| format!("{file}: {e}"))?;
     }
+    // The notices of everything linked in: debian/copyright's, and musl's.
+    let notices = super::copyright::tarball_notices(root)?;
+    fs::write(doc.join("copyright"), notices).map_err(|e| format!("copyright: {e}"))?;
     let tarball = out.join(format!("{name}.tar.gz"));
     let mut tar = Command::new("tar");
     // Owned by root, in a stable order: the archive does not depend on who built it.

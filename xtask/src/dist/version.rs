@@ -1,7 +1,7 @@
 //! The release version, from one place: `[workspace.package] version` in the root
 //! Cargo.toml. The tool (`--version`) and the `.pc` files take it from there at build time;
-//! debian/changelog must name the same version, which is checked here before anything is
-//! built.
+//! debian/changelog must name the same version, and CHANGELOG.md have a section for it,
+//! which is checked here before anything is built.
 
 use std::fs;
 use std::path::Path;
@@ -46,6 +46,15 @@ pub fn checked(root: &Path) -> Result<String, String> {
             "debian/changelog's newest entry is version {packaged}, Cargo.toml's workspace \
              version is {version}: add a changelog entry for {version} (dch -v {version}) \
              before building the release"
+        ));
+    }
+    let heading = format!("## [{version}]");
+    if !read("CHANGELOG.md")?
+        .lines()
+        .any(|l| l.starts_with(&heading))
+    {
+        return Err(format!(
+            "CHANGELOG.md has no section `{heading} - DATE` for the version being packaged"
         ));
     }
     Ok(version)

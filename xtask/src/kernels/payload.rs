@@ -282,7 +282,7 @@ const AUX_PRELOAD: &str = "aux_clocks_preload";
 
 /// The C API's and the preload's auxiliary-clock programs, the preload and glibc's files
 /// (see [`aux_c`]); their whole output kept in the log, the proof of what served them
-/// (`VDSOTIME_PRELOAD_DEBUG=1`: the preload's report of what it binds).
+/// (`VDSOTIME_PRELOAD_DEBUG=all`: the preload's table of what it binds).
 fn add_aux_programs(
     a: &mut Archive,
     run: &mut impl FnMut(&str, u64, &str, &[&str]),
@@ -307,7 +307,7 @@ fn add_aux_programs(
     let argv = [
         "/bin/env",
         &preload,
-        "VDSOTIME_PRELOAD_DEBUG=1",
+        "VDSOTIME_PRELOAD_DEBUG=all",
         &via_preload,
     ];
     run(AUX_PRELOAD, TIMEOUT, "show", &argv);

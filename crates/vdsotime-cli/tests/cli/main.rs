@@ -18,6 +18,7 @@ mod output_file;
 mod prometheus;
 mod summary;
 mod timens;
+mod version;
 
 /// The core's visible-skip helper (`SKIP <test>: <reason>`, or a failure where
 /// `VDSOTIME_REQUIRE` names the requirement).

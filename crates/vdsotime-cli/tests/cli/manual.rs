@@ -41,6 +41,52 @@ fn render(test: &str, page: &Path) -> Option<String> {
     }
 }
 
+/// The text of section `title` of a rendered page (up to the next section), or "".
+fn section<'a>(page: &'a str, title: &str) -> &'a str {
+    let Some((_, rest)) = page.split_once(&format!("\n{title}\n")) else {
+        return "";
+    };
+    let end = rest
+        .match_indices('\n')
+        .map(|(i, _)| i + 1)
+        .find(|&i| rest[i..].starts_with(|c: char| c.is_ascii_uppercase()))
+        .unwrap_or(rest.len());
+    &rest[..end]
+}
+
+/// The section titles of a rendered page, in order.
+fn titles(page: &str) -> Vec<&str> {
+    page.lines()
+        .skip(1)
+        .filter(|l| l.starts_with(|c: char| c.is_ascii_uppercase()) && !l.contains("  "))
+        .collect()
+}
+
+/// What every page must be: NAME, SYNOPSIS, a DESCRIPTION that does not repeat NAME (each
+/// command's `--help` prose or long about), SEE ALSO; no section named EXTRA.
+fn reads_as_written(name: &str, page: &str) {
+    let sections = titles(page);
+    for title in ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "SEE ALSO"] {
+        assert!(
+            sections.contains(&title),
+            "{name}(1) has no {title} (sections {sections:?}): give the command a second doc \
+             paragraph or prose in its after_help (crates/vdsotime-cli/src/manual/prose.rs)\n{page}"
+        );
+    }
+    assert!(!sections.contains(&"EXTRA"), "{name}(1): {sections:?}");
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let about = words(section(page, "NAME"));
+    let about = about
+        .split_once(" - ")
+        .map_or("", |(_, a)| a)
+        .trim_end_matches('.');
+    let description = words(section(page, "DESCRIPTION"));
+    assert!(
+        !about.is_empty() && !description.starts_with(about),
+        "{name}(1): DESCRIPTION repeats NAME ({about:?}):\n{page}"
+    );
+}
+
 #[test]
 fn man_pages_cover_every_subcommand_and_the_exit_codes() {
     const TEST: &str = "man_pages_cover_every_subcommand_and_the_exit_codes";
@@ -68,6 +114,40 @@ fn man_pages_cover_every_subcommand_and_the_exit_codes() {
     for needle in ["--format", "prometheus", "2 degraded", "64 usage error"] {
         assert!(doctor.contains(needle), "{needle}:\n{doctor}");
     }
+    for sub in &subs {
+        let page = render(TEST, &dir.join(format!("vdsotime-{sub}.1"))).expect("rendered above");
+        reads_as_written(&format!("vdsotime-{sub}"), &page);
+        assert!(
+            section(&page, "SEE ALSO").contains("vdsotime(1)"),
+            "vdsotime-{sub}(1): SEE ALSO lacks vdsotime(1):\n{page}"
+        );
+    }
+    reads_as_written("vdsotime", &main);
+    // No page for clap's `help` subcommand (it is --help), nor a mention of one.
+    assert!(!dir.join("vdsotime-help.1").exists());
+    assert!(!out.contains("vdsotime-help"), "{out}");
+    assert!(!main.contains("vdsotime-help"), "{main}");
+    // The synopsis names each option's value, the units and rules are under FILES.
+    let synopsis = section(&doctor, "SYNOPSIS");
+    for needle in ["--duration DURATION", "--format FORMAT", "-o|--output FILE"] {
+        assert!(synopsis.contains(needle), "{needle}:\n{synopsis}");
+    }
+    let completions = render(TEST, &dir.join("vdsotime-completions.1")).expect("rendered");
+    assert!(section(&completions, "SYNOPSIS").contains("vdsotime completions SHELL"));
+    for page in [&main, &doctor] {
+        let files = section(page, "FILES");
+        for needle in [
+            "vdsotime-doctor.service",
+            "vdsotime-doctor.timer",
+            "vdsotime.rules.yml",
+        ] {
+            assert!(files.contains(needle), "{needle}:\n{page}");
+        }
+    }
+    assert!(
+        section(&main, "SEE ALSO").contains("libvdsotime(3)"),
+        "{main}"
+    );
     // The page on stdout is the same vdsotime(1).
     let (code, page, _) = parts(&run(&["man"]));
     assert_eq!(code, 0);
@@ -152,9 +232,14 @@ fn install_script_puts_the_tool_its_pages_and_completions_under_destdir() {
         "usr/share/bash-completion/completions/vdsotime",
         "usr/share/zsh/site-functions/_vdsotime",
         "usr/share/fish/vendor_completions.d/vdsotime.fish",
+        // Staged (DESTDIR) for another system: systemd's directory there, whatever this
+        // machine's systemd says (Debian 12's says /lib/systemd/system).
+        "usr/lib/systemd/system/vdsotime-doctor.service",
+        "usr/lib/systemd/system/vdsotime-doctor.timer",
     ] {
         assert!(stage.join(file).is_file(), "{file} not installed: {out:?}");
     }
+    assert!(!stage.join("lib").exists(), "{out:?}");
     let installed = crate::process::output(
         Command::new(stage.join("usr/bin/vdsotime")).arg("--version"),
         crate::LIMIT,
