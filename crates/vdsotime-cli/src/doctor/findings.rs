@@ -94,6 +94,8 @@ codes! {
     ClocksourceUnknown = "clocksource_unknown",
     /// The seccomp proof could not run here; paths are judged by timing.
     SeccompUnavailable = "seccomp_unavailable",
+    /// The kernel log could not be read: a TSC marked unstable would go unseen.
+    KernelLogUnreadable = "kernel_log_unreadable",
     /// The kernel has auxiliary clocks, none of them enabled: nothing to prove.
     AuxClocksNoneEnabled = "aux_clocks_none_enabled",
     /// The vDSO answers every time call without entering the kernel.
