@@ -155,10 +155,10 @@ pub fn render(p: &Profile, v: &Verdict, paths: &[PathEntry], now: f64, set: Metr
         ],
         1.0,
     );
-    if f.tsc_marked_unstable == Some(true) {
+    if v.findings.iter().any(|x| x.code == Code::TscMarkedUnstable) {
         w.family(
             "vdsotime_tsc_unstable_info",
-            "Present when the kernel log says the kernel marked the TSC unstable, with its reason (value 1).",
+            "Present when the doctor found the TSC marked unstable (tsc_marked_unstable), with the kernel log's reason, or unknown (value 1).",
         );
         w.sample(
             "vdsotime_tsc_unstable_info",
