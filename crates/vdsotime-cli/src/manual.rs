@@ -28,6 +28,37 @@ fn render(cmd: clap::Command) -> Result<Vec<u8>, String> {
     Ok(page)
 }
 
+/// `text` as roff body text: backslashes escaped, no line taken for a request.
+fn roff(text: &str) -> String {
+    let t = text.replace('\\', "\\e");
+    if t.starts_with(['.', '\'']) {
+        format!("\\&{t}")
+    } else {
+        t
+    }
+}
+
+/// The sections vdsotime-doctor(1) adds to what clap renders: every finding code, from
+/// the code's own list, and the pages installed beside it.
+fn doctor_sections() -> String {
+    use crate::doctor::findings::Code;
+    let mut out = String::from(
+        ".SH \"FINDING CODES\"\n\
+         Each finding has a stable code, in the text output in brackets, in JSON as \\fBcode\\fR, \
+         in the metrics as the \\fBcode\\fR label of \\fBvdsotime_findings\\fR. \
+         Its severity, what it means and what to do: /usr/share/doc/vdsotime/doctor.md.\n",
+    );
+    for code in Code::ALL {
+        out += &format!(".TP\n\\fB{}\\fR\n{}\n", code.as_str(), roff(code.meaning()));
+    }
+    out += ".SH FILES\n\
+            .TP\n/usr/share/doc/vdsotime/doctor.md\n\
+            The doctor: how it decides, the finding codes, the JSON document and the metrics.\n\
+            .TP\n/usr/share/doc/vdsotime/fleet.md\n\
+            vdsotime-doctor.service and .timer, the alert rules, and their rollout on a fleet.\n";
+    out
+}
+
 /// Prints vdsotime(1), or with `dir` writes it and `vdsotime-SUBCOMMAND(1)` for every
 /// visible subcommand there.
 pub fn man(cmd: clap::Command, dir: Option<&Path>) -> Exit {
@@ -45,8 +76,13 @@ pub fn man(cmd: clap::Command, dir: Option<&Path>) -> Exit {
     let mut pages = vec![(format!("{name}.1"), render(cmd.clone())?)];
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         let full = format!("{name}-{}", sub.get_name());
+        let doctor = sub.get_name() == "doctor";
         let sub = sub.clone().name(full.clone()).display_name(full.clone());
-        pages.push((format!("{full}.1"), render(sub)?));
+        let mut page = render(sub)?;
+        if doctor {
+            page.extend_from_slice(doctor_sections().as_bytes());
+        }
+        pages.push((format!("{full}.1"), page));
     }
     for (file, page) in pages {
         let path = dir.join(file);

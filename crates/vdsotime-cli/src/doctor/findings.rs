@@ -47,22 +47,28 @@ pub enum Role {
 }
 
 macro_rules! codes {
-    ($( $(#[$doc:meta])* $name:ident = $text:literal, )*) => {
+    ($( #[doc = $doc:literal] $name:ident = $text:literal, )*) => {
         /// The stable identifier of a kind of finding.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
         pub enum Code {
-            $( $(#[$doc])* #[serde(rename = $text)] $name, )*
+            $( #[doc = $doc] #[serde(rename = $text)] $name, )*
         }
 
         impl Code {
-            /// Every code, in the order docs/doctor.md lists them.
-            #[cfg_attr(not(test), allow(dead_code))] // the tests check the documentation
+            /// Every code, in the order docs/doctor.md and vdsotime-doctor(1) list them.
             pub const ALL: &'static [Code] = &[$(Code::$name),*];
 
             /// The code as written in JSON and metrics.
             pub fn as_str(self) -> &'static str {
                 match self {
                     $( Code::$name => $text, )*
+                }
+            }
+
+            /// What the code means, in one sentence (its documentation above).
+            pub fn meaning(self) -> &'static str {
+                match self {
+                    $( Code::$name => $doc.trim(), )*
                 }
             }
         }
