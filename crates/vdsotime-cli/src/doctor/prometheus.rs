@@ -158,14 +158,11 @@ pub fn render(p: &Profile, v: &Verdict, paths: &[PathEntry], now: f64, set: Metr
     if v.findings.iter().any(|x| x.code == Code::TscMarkedUnstable) {
         w.family(
             "vdsotime_tsc_unstable_info",
-            "Present when the doctor found the TSC marked unstable (tsc_marked_unstable), with the kernel log's reason, or unknown (value 1).",
+            "Present when the doctor found the TSC marked unstable (tsc_marked_unstable), with the kernel log's reason (boot parameter for tsc=unstable; unknown when only inferred) (value 1).",
         );
         w.sample(
             "vdsotime_tsc_unstable_info",
-            &[(
-                "reason",
-                f.tsc_unstable_reason.as_deref().unwrap_or("unknown"),
-            )],
+            &[("reason", tsc_unstable_reason(p))],
             1.0,
         );
     }
@@ -206,6 +203,19 @@ pub fn render(p: &Profile, v: &Verdict, paths: &[PathEntry], now: f64, set: Metr
         );
     }
     w.out
+}
+
+/// Why the TSC was marked unstable: the kernel log's reason, else the boot parameter's
+/// (the log's words for it), else `unknown` (inferred from available_clocksource).
+fn tsc_unstable_reason(p: &Profile) -> &str {
+    let f = &p.facts;
+    match f.tsc_unstable_reason.as_deref() {
+        Some(r) => r,
+        None if f.boot_param("tsc") == Some("unstable") || f.boot_param("notsc").is_some() => {
+            "boot parameter"
+        }
+        None => "unknown",
+    }
 }
 
 /// Whether this run read no kernel log (it is read on x86 only, for the TSC).
