@@ -1,7 +1,7 @@
 //! `doctor --install-metrics SRC --output DST`: the privileged half of the service. The
 //! doctor runs unprivileged and writes its metrics into its own runtime directory; this
 //! step, run as root by `ExecStartPost=+`, checks that SRC is a whole metrics document
-//! and installs it as DST through [`replace_file`](super::replace_file): a temporary
+//! and installs it as DST through [`super::replace_file`]: a temporary
 //! name node_exporter ignores, flushed to disk, mode 0644, owned by the caller, renamed.
 //! The unprivileged part never holds write access to the shared textfile directory.
 

@@ -114,10 +114,12 @@ fn expand(samples: &[Sample]) -> String {
                     }
                     n += 1;
                 }
-                out.push(match (n, step) {
-                    (1, _) => format!("{v}"),
-                    (_, s) if s == 0.0 => format!("{v}x{}", n - 1),
-                    (_, s) => format!("{v}+{s}x{}", n - 1),
+                out.push(if n == 1 {
+                    format!("{v}")
+                } else if step == 0.0 {
+                    format!("{v}x{}", n - 1)
+                } else {
+                    format!("{v}{step:+}x{}", n - 1)
                 });
                 i += n;
             }
