@@ -19,11 +19,13 @@ Builds the vdsotime tool with cargo (release profile), then installs:
                                                     (the doctor's metrics for node_exporter;
                                                     installed, not enabled: docs/fleet.md)
   DATADIR/vdsotime/vdsotime.rules.yml               (Prometheus alerting rules)
+  DATADIR/doc/vdsotime/fleet.md, doctor.md          (the pages the units and metrics name)
 
   --prefix DIR    installation prefix (default /usr/local)
   --bindir DIR    the program (default PREFIX/bin)
   --mandir DIR    manual pages (default PREFIX/share/man)
-  --datadir DIR   shell completions and the alert rules go under it (default PREFIX/share)
+  --datadir DIR   shell completions, the alert rules and the docs go under it (default
+                  PREFIX/share)
   --systemdsystemunitdir DIR
                   the systemd units (default: for --prefix /usr, this system's
                   systemdsystemunitdir from pkg-config, or /usr/lib/systemd/system when
@@ -102,24 +104,27 @@ install -d "$destdir$bindir" "$destdir$mandir/man1" \
 	"$destdir$datadir/bash-completion/completions" \
 	"$destdir$datadir/zsh/site-functions" \
 	"$destdir$datadir/fish/vendor_completions.d" \
-	"$destdir$unitdir" "$destdir$datadir/vdsotime"
+	"$destdir$unitdir" "$destdir$datadir/vdsotime" "$destdir$datadir/doc/vdsotime"
 install -m 755 "$from/vdsotime" "$destdir$bindir/vdsotime"
 tool=$destdir$bindir/vdsotime
 "$tool" man --dir "$destdir$mandir/man1" >/dev/null
 "$tool" completions bash >"$destdir$datadir/bash-completion/completions/vdsotime"
 "$tool" completions zsh >"$destdir$datadir/zsh/site-functions/_vdsotime"
 "$tool" completions fish >"$destdir$datadir/fish/vendor_completions.d/vdsotime.fish"
-# The service names the program by its path: the one installed here.
-sed "s#^ExecStart=/usr/bin/vdsotime #ExecStart=$bindir/vdsotime #" \
+# The service names the program by its path, and its documentation: the ones installed here.
+sed -e "s#^ExecStart=/usr/bin/vdsotime #ExecStart=$bindir/vdsotime #" \
+	-e "s#^ExecStartPost=+/usr/bin/vdsotime #ExecStartPost=+$bindir/vdsotime #" \
+	-e "s#^\\(Documentation=.*\\)file:/usr/share/doc/vdsotime/#\\1file:$datadir/doc/vdsotime/#" \
 	"$here/fleet/vdsotime-doctor.service" >"$destdir$unitdir/vdsotime-doctor.service"
 chmod 644 "$destdir$unitdir/vdsotime-doctor.service"
 install -m 644 "$here/fleet/vdsotime-doctor.timer" "$destdir$unitdir/vdsotime-doctor.timer"
 install -m 644 "$here/fleet/vdsotime.rules.yml" "$destdir$datadir/vdsotime/vdsotime.rules.yml"
+install -m 644 "$here/../../docs/fleet.md" "$here/../../docs/doctor.md" "$destdir$datadir/doc/vdsotime/"
 
 echo "installed vdsotime into $destdir$bindir, its man pages into $destdir$mandir/man1 and"
 echo "its completions under $destdir$datadir, its systemd units into $destdir$unitdir"
 echo "(not enabled: systemctl enable --now vdsotime-doctor.timer) and its alert rules into"
-echo "$destdir$datadir/vdsotime/vdsotime.rules.yml"
+echo "$destdir$datadir/vdsotime/vdsotime.rules.yml, its fleet docs into $destdir$datadir/doc/vdsotime"
 case ":${PATH:-}:" in
 *":$bindir:"*) ;;
 *) echo "note: $bindir is not on your PATH" ;;

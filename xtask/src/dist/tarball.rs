@@ -1,13 +1,20 @@
 //! The static tool binaries: `vdsotime-<version>-<target>.tar.gz` for each musl target,
 //! laid out as a prefix (`bin/`, `share/man/`, the completions, `share/doc/vdsotime/` with
-//! the README, the licenses and `copyright`, the notices of every linked crate and musl): `tar -xzf ... -C /usr/local --strip-components=1` installs it.
-//! The tool's own install script fills it, so it holds what a source install holds.
+//! the README, the licenses and `copyright`, the notices of every linked crate and musl):
+//! `tar -xzf ... -C /usr/local --strip-components=1` installs it.
+//! The tool's own install script fills it for `--prefix /usr/local`, so it holds what a
+//! source install there holds, and the systemd units it ships (`lib/systemd/system/`) name
+//! `/usr/local/bin/vdsotime` and `/usr/local/share/doc/vdsotime/`: paths that exist after
+//! that documented install.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::apt;
+
+/// Where the documented install unpacks a tarball (`tar -C /usr/local --strip-components=1`).
+pub const INSTALL_PREFIX: &str = "/usr/local";
 
 /// The musl targets a static binary is made for.
 pub const TARGETS: &[&str] = &["x86_64-unknown-linux-musl", "aarch64-unknown-linux-musl"];
@@ -41,13 +48,19 @@ pub fn build(
     }
     fs::create_dir_all(&stage).map_err(|e| format!("{}: {e}", stage.display()))?;
     // The aarch64 tool runs under QEMU (binfmt_misc) to write its man pages and completions.
+    // Installed for the prefix the tarball is unpacked into, then moved to the tarball's
+    // top directory, which --strip-components=1 removes.
+    let staged = stage.join("staged");
     let mut install = Command::new(root.join("crates/vdsotime-cli/install.sh"));
     install
-        .args(["--prefix", &format!("/{name}")])
+        .args(["--prefix", INSTALL_PREFIX])
         .arg("--from")
         .arg(target_dir.join(target).join("release"))
-        .env("DESTDIR", &stage);
+        .env("DESTDIR", &staged);
     apt::logged(install, log, &format!("install.sh ({target})"))?;
+    let prefix = staged.join(INSTALL_PREFIX.trim_start_matches('/'));
+    fs::rename(&prefix, stage.join(&name)).map_err(|e| format!("{}: {e}", prefix.display()))?;
+    fs::remove_dir_all(&staged).map_err(|e| format!("{}: {e}", staged.display()))?;
     let doc = stage.join(&name).join("share/doc/vdsotime");
     fs::create_dir_all(&doc).map_err(|e| format!("{}: {e}", doc.display()))?;
     for file in ["README.md", "LICENSE-MIT", "LICENSE-APACHE"] {

@@ -47,22 +47,28 @@ pub enum Role {
 }
 
 macro_rules! codes {
-    ($( $(#[$doc:meta])* $name:ident = $text:literal, )*) => {
+    ($( #[doc = $doc:literal] $name:ident = $text:literal, )*) => {
         /// The stable identifier of a kind of finding.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
         pub enum Code {
-            $( $(#[$doc])* #[serde(rename = $text)] $name, )*
+            $( #[doc = $doc] #[serde(rename = $text)] $name, )*
         }
 
         impl Code {
-            /// Every code, in the order docs/doctor.md lists them.
-            #[cfg_attr(not(test), allow(dead_code))] // the tests check the documentation
+            /// Every code, in the order docs/doctor.md and vdsotime-doctor(1) list them.
             pub const ALL: &'static [Code] = &[$(Code::$name),*];
 
             /// The code as written in JSON and metrics.
             pub fn as_str(self) -> &'static str {
                 match self {
                     $( Code::$name => $text, )*
+                }
+            }
+
+            /// What the code means, in one sentence (its documentation above).
+            pub fn meaning(self) -> &'static str {
+                match self {
+                    $( Code::$name => $doc.trim(), )*
                 }
             }
         }
@@ -94,6 +100,8 @@ codes! {
     ClocksourceUnknown = "clocksource_unknown",
     /// The seccomp proof could not run here; paths are judged by timing.
     SeccompUnavailable = "seccomp_unavailable",
+    /// The kernel log could not be read: a TSC marked unstable would go unseen.
+    KernelLogUnreadable = "kernel_log_unreadable",
     /// The kernel has auxiliary clocks, none of them enabled: nothing to prove.
     AuxClocksNoneEnabled = "aux_clocks_none_enabled",
     /// The vDSO answers every time call without entering the kernel.

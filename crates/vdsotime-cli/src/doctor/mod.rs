@@ -15,10 +15,12 @@ use call_paths::PathEntry;
 use classify::Verdict;
 use findings::{Severity, SCHEMA_VERSION};
 use profile::Profile;
+use prometheus::Metrics;
 
 pub mod call_paths;
 pub mod classify;
 pub mod findings;
+pub mod install_metrics;
 pub mod profile;
 pub mod prometheus;
 pub mod replace_file;
@@ -76,6 +78,16 @@ pub struct DoctorArgs {
     /// and the exit status is 1.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Which metrics --format prometheus writes: `default` (the verdict, one gauge per
+    /// call saying whether the vDSO serves it, the findings) or `full` (also each call's
+    /// path and measured cost: several times the series).
+    #[arg(long, value_enum, value_name = "SET", default_value_t = Metrics::Default)]
+    pub metrics: Metrics,
+    /// Install FILE, the metrics an unprivileged run wrote, as --output (mode 0644,
+    /// owned by the caller, replaced whole) and judge nothing: the privileged step of
+    /// vdsotime-doctor.service (see /usr/share/doc/vdsotime/fleet.md).
+    #[arg(long, value_name = "FILE", requires = "output", conflicts_with_all = ["profile", "json"])]
+    pub install_metrics: Option<PathBuf>,
 }
 
 /// What a verdict judges: this machine, measured now, or a saved profile.
@@ -228,6 +240,10 @@ pub fn exit_code(v: &Verdict) -> i32 {
 
 /// Runs `vdsotime doctor`.
 pub fn run(args: &DoctorArgs, json: bool) -> Exit {
+    if let (Some(src), Some(dst)) = (&args.install_metrics, &args.output) {
+        install_metrics::install(src, dst)?;
+        return Ok(0);
+    }
     let profile = match &args.profile {
         Some(p) => load(p)?,
         None => profile::collect(&plan(args.duration)).0,
@@ -253,7 +269,7 @@ pub fn run(args: &DoctorArgs, json: bool) -> Exit {
                 .header()
                 .map(|h| format!("# {h}"))
                 .unwrap_or_default();
-            about + &prometheus::render(&profile, &verdict, &paths, unix_now())
+            about + &prometheus::render(&profile, &verdict, &paths, unix_now(), args.metrics)
         }
         Format::Text => format!(
             "{}{}\n{}",

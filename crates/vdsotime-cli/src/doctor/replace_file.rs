@@ -6,7 +6,7 @@
 
 use std::fs;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// The temporary file beside `file`: hidden, named after it and this process.
@@ -20,7 +20,7 @@ fn temporary(file: &Path) -> Result<PathBuf, String> {
     Ok(file.with_file_name(tmp))
 }
 
-/// Writes `contents` to `tmp` (a new file, mode 0644 before the umask: node_exporter
+/// Writes `contents` to `tmp` (a new file, mode 0644 whatever the umask: node_exporter
 /// runs as another user and must read it) and flushes it to disk.
 fn write_new(tmp: &Path, contents: &[u8]) -> std::io::Result<()> {
     let mut f = fs::OpenOptions::new()
@@ -28,6 +28,7 @@ fn write_new(tmp: &Path, contents: &[u8]) -> std::io::Result<()> {
         .create_new(true)
         .mode(0o644)
         .open(tmp)?;
+    f.set_permissions(fs::Permissions::from_mode(0o644))?;
     f.write_all(contents)?;
     f.sync_all()
 }

@@ -7,6 +7,9 @@
 //! (paragraphs between blank lines, indented lines kept as they are), placed after OPTIONS;
 //! `files` are (path, what it is) pairs for FILES; `see_also` names pages as `page(N)`.
 
+use super::prose::Section;
+use crate::doctor::findings::Code;
+
 /// The additions to one page.
 pub struct Extra {
     pub page: &'static str,
@@ -36,6 +39,21 @@ const FLEET_FILES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The doctor's files: the fleet's, and the documentation its unit and metrics point to.
+const DOCTOR_FILES: &[(&str, &str)] = &[
+    FLEET_FILES[0],
+    FLEET_FILES[1],
+    FLEET_FILES[2],
+    (
+        "/usr/share/doc/vdsotime/doctor.md",
+        "The doctor: how it decides, the finding codes, the JSON document and the metrics.",
+    ),
+    (
+        "/usr/share/doc/vdsotime/fleet.md",
+        "vdsotime-doctor.service and .timer, the alert rules, and their rollout on a fleet.",
+    ),
+];
+
 /// Where the project's install.sh puts the same files.
 const FLEET_NOTE: &str = "These are the paths of the Debian package. The project's install.sh \
      puts the units in PREFIX/lib/systemd/system (for --prefix /usr: the installing system's \
@@ -59,7 +77,7 @@ pub const EXTRAS: &[Extra] = &[
     Extra {
         page: "vdsotime-doctor",
         sections: &[],
-        files: FLEET_FILES,
+        files: DOCTOR_FILES,
         files_note: FLEET_NOTE,
         see_also: &["systemd.timer(5)", "systemd.service(5)"],
     },
@@ -104,6 +122,25 @@ pub const EXTRAS: &[Extra] = &[
         see_also: &["getrandom(2)"],
     },
 ];
+
+/// Sections made from the code's own lists, so they cannot drift from it: every finding
+/// code on vdsotime-doctor(1).
+pub fn generated(page: &str) -> Vec<Section> {
+    if page != "vdsotime-doctor" {
+        return Vec::new();
+    }
+    let intro = "Each finding has a stable code: in brackets in the text output, as code in \
+                 the JSON document, and as the code label of vdsotime_findings in the metrics. \
+                 Its severity and what to do: /usr/share/doc/vdsotime/doctor.md."
+        .to_string();
+    let codes = Code::ALL
+        .iter()
+        .map(|code| format!("{}: {}", code.as_str(), code.meaning()));
+    vec![Section {
+        title: "FINDING CODES".to_string(),
+        paragraphs: std::iter::once(intro).chain(codes).collect(),
+    }]
+}
 
 /// The additions to `page`, if it has any.
 pub fn of(page: &str) -> Option<&'static Extra> {

@@ -45,6 +45,7 @@ pub fn render(
     let long = cmd.get_long_about().map(ToString::to_string);
     let mut sections = prose::sections(&about, long.as_deref(), after.as_deref());
     let extra = extra::of(name);
+    sections.extend(extra::generated(name));
     for (title, text) in extra.map_or(&[][..], |e| e.sections) {
         sections.push(Section {
             title: title.to_uppercase(),

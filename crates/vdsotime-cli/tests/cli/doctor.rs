@@ -306,3 +306,86 @@ fn a_closed_pipe_ends_the_doctor_quietly() {
     assert!(!err.contains("panicked"), "{err}");
     assert_ne!(status.code(), Some(101), "{status:?}");
 }
+
+/// The doctor run without CAP_SYSLOG, as a cron job or a container runs it: as root, with
+/// CAP_SYSLOG dropped from the bounding and inheritable sets (the program then starts
+/// without it); as another user, as it is.
+fn doctor_without_cap_syslog(args: &[&str]) -> (i32, String, String) {
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout == b"0\n");
+    let mut c = if root {
+        let mut c = Command::new("setpriv");
+        c.args(["--inh-caps=-all", "--bounding-set=-syslog", "--"]);
+        c.arg(env!("CARGO_BIN_EXE_vdsotime"));
+        c
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_vdsotime"))
+    };
+    c.arg("doctor").args(args).env_remove("VDSOTIME_FAULT");
+    parts(&process::output(&mut c, LIMIT))
+}
+
+/// Without CAP_SYSLOG, under `kernel.dmesg_restrict=1` (Debian's default), the kernel log
+/// is unreadable: the doctor says which check it could not make and how to grant it, as a
+/// note, and its metrics say `vdsotime_doctor_check_skipped{check="kernel_log"} 1`.
+#[test]
+fn without_the_kernel_log_the_doctor_says_the_tsc_check_was_not_made() {
+    const TEST: &str = "without_the_kernel_log_the_doctor_says_the_tsc_check_was_not_made";
+    if !cfg!(target_arch = "x86_64") {
+        skip::skip(
+            TEST,
+            "x86_64",
+            "the kernel log is read for the TSC, on x86 only",
+        );
+        return;
+    }
+    let restrict = std::fs::read_to_string("/proc/sys/kernel/dmesg_restrict").unwrap_or_default();
+    if restrict.trim() != "1" {
+        skip::skip(
+            TEST,
+            "dmesg_restrict",
+            format!("kernel.dmesg_restrict is {restrict:?}: every user may read the kernel log"),
+        );
+        return;
+    }
+    let (c, out, err) = doctor_without_cap_syslog(&["--duration", "0.005"]);
+    assert!(c == 0 || c == 2, "{c}\n{out}{err}");
+    assert!(
+        out.contains("note     [kernel_log_unreadable] The kernel log (/dev/kmsg) could not be read, so the check whether the kernel marked the TSC unstable")
+            && out.contains("Grant CAP_SYSLOG"),
+        "{out}"
+    );
+    let (_, out, err) =
+        doctor_without_cap_syslog(&["--duration", "0.005", "--format", "prometheus"]);
+    assert!(
+        out.contains("\nvdsotime_doctor_check_skipped{check=\"kernel_log\"} 1\n"),
+        "{out}{err}"
+    );
+    // The same run with the log readable (root with CAP_SYSLOG) says neither.
+    if std::fs::File::open("/dev/kmsg").is_ok() {
+        let (_, out, _) = parts(&run(&[
+            "doctor",
+            "--duration",
+            "0.005",
+            "--format",
+            "prometheus",
+        ]));
+        assert!(
+            out.contains("\nvdsotime_doctor_check_skipped{check=\"kernel_log\"} 0\n"),
+            "{out}"
+        );
+        assert!(!out.contains("kernel_log_unreadable"), "{out}");
+    }
+}
+
+/// A saved profile whose kernel log was unread is judged the same way.
+#[test]
+fn a_profile_without_the_kernel_log_is_told_so() {
+    let (c, out) = judge("kernel_log_unreadable", &[]);
+    assert_eq!(c, 0, "{out}");
+    assert!(out.contains("[kernel_log_unreadable]"), "{out}");
+    let (_, out) = judge("healthy", &[]);
+    assert!(!out.contains("kernel_log_unreadable"), "{out}");
+}

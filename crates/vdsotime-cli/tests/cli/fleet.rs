@@ -19,45 +19,63 @@ pub fn fleet_file(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// The service's `ExecStart=` command as its words (the unit quotes nothing).
-pub fn exec_start() -> Vec<String> {
+/// The doctor's runtime directory (`RuntimeDirectory=vdsotime-doctor`), where the
+/// unprivileged run writes.
+pub const RUNTIME_DIR: &str = "/run/vdsotime-doctor";
+
+/// The words of the unit's one `KEY=` line (`ExecStart`, `ExecStartPost`), with a leading
+/// `+` (run with full privileges) removed; the unit quotes nothing.
+pub fn command_line(key: &str) -> Vec<String> {
     let unit = std::fs::read_to_string(fleet_file("vdsotime-doctor.service")).unwrap();
+    let prefix = format!("{key}=");
     let lines: Vec<&str> = unit
         .lines()
-        .filter_map(|l| l.strip_prefix("ExecStart="))
+        .filter_map(|l| l.strip_prefix(prefix.as_str()))
         .collect();
-    assert_eq!(lines.len(), 1, "one ExecStart= line: {lines:?}");
+    assert_eq!(lines.len(), 1, "one {key}= line: {lines:?}");
     assert!(
         !lines[0].contains(['"', '\'', '\\', '$', '%']),
         "{}",
         lines[0]
     );
-    lines[0].split_whitespace().map(String::from).collect()
+    let line = lines[0].strip_prefix('+').unwrap_or(lines[0]);
+    line.split_whitespace().map(String::from).collect()
 }
 
-/// The service's command with the program replaced by the one under test and the
-/// textfile directory by `dir`: nothing else changes.
-pub fn exec_start_into(dir: &Path) -> Command {
-    let words = exec_start();
+/// The service's `ExecStart=` command as its words.
+pub fn exec_start() -> Vec<String> {
+    command_line("ExecStart")
+}
+
+/// The unit's command `key` with the program replaced by the one under test and each
+/// directory in `dirs` (the unit's path, this test's path) swapped: nothing else changes.
+fn command_into(key: &str, dirs: &[(&str, &Path)]) -> Command {
+    let words = command_line(key);
     assert_eq!(words[0], UNIT_PROGRAM);
     let mut c = Command::new(env!("CARGO_BIN_EXE_vdsotime"));
-    let mut redirected = 0;
+    c.env_remove("VDSOTIME_FAULT");
     for w in &words[1..] {
-        match w.strip_prefix(TEXTFILE_DIR) {
-            Some(rest) => {
-                redirected += 1;
-                c.arg(format!("{}{rest}", dir.display()));
-            }
-            None => {
-                c.arg(w);
-            }
-        }
+        let swapped = dirs.iter().find_map(|(unit_dir, dir)| {
+            w.strip_prefix(unit_dir)
+                .map(|rest| format!("{}{rest}", dir.display()))
+        });
+        c.arg(swapped.unwrap_or_else(|| w.clone()));
     }
-    assert_eq!(
-        redirected, 1,
-        "the output file is in {TEXTFILE_DIR}: {words:?}"
-    );
     c
+}
+
+/// The service's `ExecStart=` command, its runtime directory swapped for `runtime`.
+pub fn exec_start_into(runtime: &Path) -> Command {
+    command_into("ExecStart", &[(RUNTIME_DIR, runtime)])
+}
+
+/// The service's privileged `ExecStartPost=` command, its runtime directory swapped for
+/// `runtime` and the textfile directory for `textfile`.
+pub fn exec_start_post_into(runtime: &Path, textfile: &Path) -> Command {
+    command_into(
+        "ExecStartPost",
+        &[(RUNTIME_DIR, runtime), (TEXTFILE_DIR, textfile)],
+    )
 }
 
 /// Whether `program` runs (`--version`); prints the SKIP line if not.
@@ -103,10 +121,15 @@ fn systemd_accepts_the_units() {
     assert_eq!(c, 0, "{err}");
     let service = std::fs::read_to_string(fleet_file("vdsotime-doctor.service")).unwrap();
     assert!(service.contains(&format!("ExecStart={UNIT_PROGRAM} ")));
-    let service = service.replace(
-        &format!("ExecStart={UNIT_PROGRAM} "),
-        &format!("ExecStart={} ", env!("CARGO_BIN_EXE_vdsotime")),
-    );
+    let service = service
+        .replace(
+            &format!("ExecStart={UNIT_PROGRAM} "),
+            &format!("ExecStart={} ", env!("CARGO_BIN_EXE_vdsotime")),
+        )
+        .replace(
+            &format!("ExecStartPost=+{UNIT_PROGRAM} "),
+            &format!("ExecStartPost=+{} ", env!("CARGO_BIN_EXE_vdsotime")),
+        );
     std::fs::write(dir.join("vdsotime-doctor.service"), service).unwrap();
     std::fs::copy(
         fleet_file("vdsotime-doctor.timer"),
@@ -137,7 +160,7 @@ fn promtool_checks_and_tests_the_rules() {
             .args(["check", "rules"])
             .arg(fleet_file("vdsotime.rules.yml")),
     );
-    assert!(said.contains("SUCCESS: 4 rules found"), "{said}");
+    assert!(said.contains("SUCCESS: 7 rules found"), "{said}");
     let said = succeed(
         Command::new("promtool")
             .args(["test", "rules"])
@@ -146,23 +169,41 @@ fn promtool_checks_and_tests_the_rules() {
     assert!(said.contains("SUCCESS"), "{said}");
 }
 
-/// The unit writes where it may: the output file lies in the one writable directory,
-/// and it is the directory node_exporter reads.
+/// Least privilege: the doctor writes only into its own runtime directory, with no
+/// capability but CAP_SYSLOG; the privileged step installs that very file into the
+/// directory node_exporter reads, as a `*.prom` file; a run has a time limit.
 #[test]
-fn the_service_writes_into_its_only_writable_directory() {
+fn the_doctor_writes_only_its_runtime_directory_and_root_installs_the_file() {
     let unit = std::fs::read_to_string(fleet_file("vdsotime-doctor.service")).unwrap();
-    assert!(unit.contains(&format!("ReadWritePaths={TEXTFILE_DIR}\n")));
-    assert!(unit.contains(&format!("ConditionPathIsDirectory={TEXTFILE_DIR}\n")));
-    let words = exec_start();
-    let output = words.iter().position(|w| w == "--output").unwrap();
+    for line in [
+        "RuntimeDirectory=vdsotime-doctor\n",
+        "DynamicUser=yes\n",
+        "CapabilityBoundingSet=CAP_SYSLOG\n",
+        "AmbientCapabilities=CAP_SYSLOG\n",
+        "ProtectSystem=strict\n",
+        "TimeoutStartSec=2min\n",
+        &format!("ConditionPathIsDirectory={TEXTFILE_DIR}\n"),
+    ] {
+        assert!(unit.contains(line), "the unit lacks {line}");
+    }
+    assert!(!unit.contains("CAP_DAC_OVERRIDE"));
+    assert!(!unit.contains("ReadWritePaths="));
+    assert!(unit.contains(&format!("ExecStartPost=+{UNIT_PROGRAM} ")));
+    let start = exec_start();
+    let at = |words: &[String], opt: &str| {
+        let i = words.iter().position(|w| w == opt).unwrap();
+        words[i + 1].clone()
+    };
+    let written = at(&start, "--output");
+    assert_eq!(Path::new(&written).parent(), Some(Path::new(RUNTIME_DIR)));
+    let post = command_line("ExecStartPost");
+    assert_eq!(at(&post, "--install-metrics"), written);
+    let installed = at(&post, "--output");
     assert_eq!(
-        Path::new(&words[output + 1]).parent(),
+        Path::new(&installed).parent(),
         Some(Path::new(TEXTFILE_DIR))
     );
-    assert!(
-        words[output + 1].ends_with(".prom"),
-        "the collector reads *.prom"
-    );
+    assert!(installed.ends_with(".prom"), "the collector reads *.prom");
 }
 
 /// Runs install.sh with the built tool, staged under `stage`, with `args`.
@@ -191,11 +232,37 @@ fn install_script_installs_the_units_and_the_rules() {
     let service = read("opt/vt/lib/systemd/system/vdsotime-doctor.service");
     assert_eq!(
         service,
-        shipped("vdsotime-doctor.service").replace(
-            &format!("ExecStart={UNIT_PROGRAM} "),
-            "ExecStart=/opt/vt/bin/vdsotime "
-        )
+        shipped("vdsotime-doctor.service")
+            .replace(
+                &format!("ExecStart={UNIT_PROGRAM} "),
+                "ExecStart=/opt/vt/bin/vdsotime "
+            )
+            .replace(
+                &format!("ExecStartPost=+{UNIT_PROGRAM} "),
+                "ExecStartPost=+/opt/vt/bin/vdsotime "
+            )
+            .replace(
+                "Documentation=man:vdsotime-doctor(1) file:/usr/share/doc/vdsotime/",
+                "Documentation=man:vdsotime-doctor(1) file:/opt/vt/share/doc/vdsotime/"
+            )
     );
+    // Every page the unit names is installed with it.
+    for page in ["fleet.md", "doctor.md"] {
+        assert_eq!(
+            read(&format!("opt/vt/share/doc/vdsotime/{page}")),
+            std::fs::read_to_string(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../../docs")
+                    .join(page)
+            )
+            .unwrap()
+        );
+    }
+    assert!(service.contains("file:/opt/vt/share/doc/vdsotime/fleet.md"));
+    assert!(service.contains("man:vdsotime-doctor(1)"));
+    assert!(stage
+        .join("opt/vt/share/man/man1/vdsotime-doctor.1")
+        .is_file());
     assert_eq!(
         read("opt/vt/lib/systemd/system/vdsotime-doctor.timer"),
         shipped("vdsotime-doctor.timer")

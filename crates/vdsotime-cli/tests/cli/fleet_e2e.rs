@@ -1,13 +1,14 @@
 //! The fleet set-up end to end, with Debian's real programs on loopback ports: the
-//! service's own `ExecStart=` command (read from the unit; only the program and the
-//! textfile directory are swapped for the ones under test) writes into a directory that
-//! `prometheus-node-exporter` serves through its textfile collector, first this machine's
-//! verdict, then a degraded one (the replayed hpet profile); a `prometheus` server scrapes
-//! that node_exporter every second with the shipped rules loaded, and its HTTP API shows
-//! the degraded alerts firing. The rules' `for:` durations (minutes, so a blip does not
-//! page anyone) are rewritten to 2 s in the copy the server loads: nothing else of the
-//! rules changes. Every program started here is killed when the test ends, even on a
-//! failure.
+//! service's own two commands (read from the unit; only the program and the directories
+//! are swapped for the ones under test), the doctor's `ExecStart=` into its runtime
+//! directory and the `ExecStartPost=` that installs the file, fill a directory that
+//! `prometheus-node-exporter` serves through its textfile collector: first this machine's
+//! verdict, then degraded ones (the replayed hpet, then tsc_watchdog profiles); a
+//! `prometheus` server scrapes that node_exporter every second with the shipped rules
+//! loaded, and its HTTP API shows exactly one alert firing for each, its root cause. The
+//! rules' `for:` durations (minutes, so a blip does not page anyone) are rewritten to 2 s
+//! in the copy the server loads: nothing else of the rules changes. Every program started
+//! here is killed when the test ends, even on a failure.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -16,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::doctor::profile_path;
-use crate::fleet::{available, exec_start_into, fleet_file};
+use crate::fleet::{available, exec_start_into, exec_start_post_into, fleet_file};
 use crate::*;
 
 /// A server process, killed and reaped when dropped.
@@ -105,15 +106,24 @@ fn scrape(port: u16, node: &mut Daemon) -> String {
         .join("\n")
 }
 
-/// Runs the service's command writing into `dir`, with `extra` arguments; its exit code.
-fn run_service(dir: &Path, extra: &[&str]) -> i32 {
-    let o = process::output(exec_start_into(dir).args(extra), LIMIT);
+/// Runs the service's two commands, the doctor into `dir/run` with `extra` arguments,
+/// then the install into `textfile`; the doctor's exit code.
+fn run_service(dir: &Path, textfile: &Path, extra: &[&str]) -> i32 {
+    let runtime = dir.join("run");
+    std::fs::create_dir_all(&runtime).unwrap();
+    let o = process::output(exec_start_into(&runtime).args(extra), LIMIT);
     let (c, out, err) = parts(&o);
     assert!(
         c == 0 || c == 2,
         "the service's command exited {c}: {out}{err}"
     );
     assert!(out.is_empty(), "{out}");
+    let o = process::output(&mut exec_start_post_into(&runtime, textfile), LIMIT);
+    let (post, out, err) = parts(&o);
+    assert_eq!(
+        post, 0,
+        "the service's ExecStartPost exited {post}: {out}{err}"
+    );
     c
 }
 
@@ -131,7 +141,7 @@ fn rules_for_the_test() -> String {
             None => l.to_string(),
         })
         .collect();
-    assert_eq!(rewritten, 4, "every rule has a for:");
+    assert_eq!(rewritten, 7, "every rule has a for:");
     text.join("\n") + "\n"
 }
 
@@ -180,7 +190,7 @@ fn node_exporter_and_prometheus_see_the_degraded_host() {
     );
 
     // This machine, as the timer runs it.
-    let code = run_service(&textfile, &[]);
+    let code = run_service(&dir, &textfile, &[]);
     let here = scrape(node_port, &mut node);
     let healthy = if code == 0 { 1 } else { 0 };
     assert!(
@@ -192,11 +202,11 @@ fn node_exporter_and_prometheus_see_the_degraded_host() {
 
     // A degraded host: the hpet profile replayed.
     let hpet = profile_path("hpet");
-    assert_eq!(run_service(&textfile, &["--profile", &hpet]), 2);
+    assert_eq!(run_service(&dir, &textfile, &["--profile", &hpet]), 2);
     let degraded = scrape(node_port, &mut node);
     for line in [
         "vdsotime_doctor_healthy 0",
-        "vdsotime_call_path{clock=\"MONOTONIC\",function=\"clock_gettime\",path=\"vdso\"} 0",
+        "vdsotime_vdso_serves{clock=\"MONOTONIC\",function=\"clock_gettime\"} 0",
         "vdsotime_findings{code=\"clocksource_not_vdso_capable\",severity=\"degraded\"} 1",
     ] {
         assert!(
@@ -233,19 +243,16 @@ fn node_exporter_and_prometheus_see_the_degraded_host() {
             .arg(format!("--web.listen-address=127.0.0.1:{prom_port}")),
         &dir.join("prometheus.log"),
     );
-    let expected = [
-        ("VdsotimeClockNotServedByVdso".to_string(), String::new()),
-        (
-            "VdsotimeClocksourceNotVdsoCapable".to_string(),
-            "hpet".to_string(),
-        ),
-    ];
-    let alerts = wait_for("the alerts firing", LIMIT, &mut prom, || {
+    // One root cause, one alert: the clocksource, not also the slow calls.
+    let expected = [(
+        "VdsotimeClocksourceNotVdsoCapable".to_string(),
+        "hpet".to_string(),
+    )];
+    let alerts = wait_for("the hpet host's alert firing", LIMIT, &mut prom, || {
         get(prom_port, "/api/v1/alerts").filter(|b| firing(b) == expected)
     });
     eprintln!("--- /api/v1/alerts:\n{alerts}");
-    let query =
-        "vdsotime_call_path{function=\"clock_gettime\",clock=\"MONOTONIC\",path=\"vdso\"} == 0";
+    let query = "vdsotime_vdso_serves{function=\"clock_gettime\",clock=\"MONOTONIC\"} == 0";
     let encoded: String = query
         .bytes()
         .map(|b| match b {
@@ -262,6 +269,15 @@ fn node_exporter_and_prometheus_see_the_degraded_host() {
         format!("127.0.0.1:{node_port}")
     );
     eprintln!("--- {query}:\n{answer}");
+
+    // The same host, its TSC then rejected by the clocksource watchdog: the TSC alone.
+    let watchdog = profile_path("tsc_watchdog");
+    assert_eq!(run_service(&dir, &textfile, &["--profile", &watchdog]), 2);
+    let expected = [("VdsotimeTscMarkedUnstable".to_string(), String::new())];
+    let alerts = wait_for("the watchdog host's one alert", LIMIT, &mut prom, || {
+        get(prom_port, "/api/v1/alerts").filter(|b| firing(b) == expected)
+    });
+    eprintln!("--- /api/v1/alerts (tsc_watchdog):\n{alerts}");
     drop(prom);
     drop(node);
     std::fs::remove_dir_all(&dir).unwrap();

@@ -10,6 +10,8 @@ mod dump;
 mod expfmt;
 mod fleet;
 mod fleet_e2e;
+mod fleet_faults;
+mod fleet_rules;
 mod help_examples;
 mod info;
 mod manual;

@@ -148,6 +148,31 @@ fn man_pages_cover_every_subcommand_and_the_exit_codes() {
         section(&main, "SEE ALSO").contains("libvdsotime(3)"),
         "{main}"
     );
+    // Every finding code, as docs/doctor.md lists them (a unit test holds that list to the
+    // code's own), with the pages the unit and the metrics name.
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/doctor.md"))
+        .expect("docs/doctor.md");
+    let table = doc.split_once("## Finding codes").expect("the codes").1;
+    let table = table.split_once("\n## ").map_or(table, |t| t.0);
+    let codes: Vec<&str> = table
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split_once('`').map(|c| c.0))
+        .collect();
+    assert!(codes.len() >= 18, "{codes:?}");
+    let listed = doctor.split_once("FINDING CODES").expect("FINDING CODES").1;
+    for code in codes {
+        assert!(
+            listed.lines().any(|l| l.trim().starts_with(&format!("{code}:"))),
+            "vdsotime-doctor(1) lacks {code}:\n{listed}"
+        );
+    }
+    for page in [
+        "/usr/share/doc/vdsotime/doctor.md",
+        "/usr/share/doc/vdsotime/fleet.md",
+    ] {
+        assert!(listed.contains(page), "{page}");
+    }
     // The page on stdout is the same vdsotime(1).
     let (code, page, _) = parts(&run(&["man"]));
     assert_eq!(code, 0);

@@ -62,6 +62,14 @@ fn context(s: &Scene, out: &mut Vec<Finding>) {
             "The current clocksource is unreadable (no /sys): judged by the calls alone.",
         ));
     }
+    if clocksources::is_x86(&f.machine) && f.tsc_marked_unstable.is_none() {
+        out.push(Finding::new(
+            Code::KernelLogUnreadable,
+            Severity::Note,
+            Role::Context,
+            "The kernel log (/dev/kmsg) could not be read, so the check whether the kernel marked the TSC unstable, and why, was not made: that cause goes unseen here. Grant CAP_SYSLOG (vdsotime-doctor.service does, with AmbientCapabilities=CAP_SYSLOG), run as root, or let every user read the log with `sysctl kernel.dmesg_restrict=0`.",
+        ));
+    }
     if clocksources::is_x86(&f.machine)
         && f.cpu_flags.known
         && !(f.cpu_flags.constant_tsc && f.cpu_flags.nonstop_tsc)
