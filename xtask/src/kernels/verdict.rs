@@ -280,6 +280,9 @@ pub fn one(ctx: &Context, r: &Ready) -> (Booted, String) {
         .clone()
         .unwrap_or_else(|| kernel.release.clone());
     let truth = console.run(payload::TRUTH).map(|t| Truth::parse(&t.lines));
+    let truth_after = console
+        .run(payload::TRUTH_AFTER)
+        .map(|t| Truth::parse(&t.lines));
 
     let mut failures: Vec<String> = Vec::new();
     let mut counts = Counts::default();
@@ -339,6 +342,7 @@ pub fn one(ctx: &Context, r: &Ready) -> (Booted, String) {
                     exit,
                     want,
                     truth.as_ref().unwrap_or(&Truth::default()),
+                    truth_after.as_ref(),
                 ),
                 (Err(e), _) => failed(e.clone()),
                 (_, None) => failed(format!("{label} did not run")),
