@@ -4,7 +4,7 @@
  * errno kept on every success and the kernel's errno on every failure; whether the process
  * has a vDSO, as the run promises. Small on purpose: valgrind runs it too.
  *
- * usage: link_matrix vdso|no-vdso [LIBRARY]
+ * usage: link_matrix vdso|no-vdso [LIBRARY [plugin vdso-getrandom|no-vdso-getrandom]]
  *
  * Built per link mode:
  *   (plain)        linked against libvdsotime: shared, the archive, -static, -static-pie.
@@ -12,7 +12,11 @@
  *   -DVIA_DLOPEN   not linked: three rounds of dlopen(LIBRARY) (libvdsotime.so.0, or a
  *                  plugin built from the archive: tests/c/plugin.c), the checks, dlclose, with
  *                  two threads per round that take a getrandom state (a thread-exit
- *                  destructor) and exit only after the dlclose.
+ *                  destructor) and exit only after the dlclose. With `plugin`: the
+ *                  library must be gone from /proc/self/maps after each dlclose, and
+ *                  where the vDSO has getrandom (`vdso-getrandom`) each thread proves it
+ *                  holds a state: under a seccomp filter of its own that fails the
+ *                  getrandom system call, its getrandom still succeeds.
  *   -DLIBC_NAMES   the libc names, run under LD_PRELOAD of the preload library: each must
  *                  be bound to it.
  */
@@ -25,7 +29,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/auxv.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -274,6 +282,34 @@ static void check_everything(unsigned index)
 	}
 }
 
+/* Set by `plugin vdso-getrandom`: each dlopen thread must hold a getrandom state. */
+static int require_state;
+
+/* The errno the filter answers the getrandom system call with (EHWPOISON: nothing else
+ * returns it from getrandom). */
+#define FILTER_ERRNO 133
+
+/* This thread holds a getrandom state: with the getrandom system call failing for this
+ * thread only (a filter without TSYNC), its getrandom still succeeds, through the vDSO. */
+static void holds_a_state(void)
+{
+	struct sock_filter insns[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getrandom, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | FILTER_ERRNO),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof insns / sizeof insns[0], .filter = insns };
+	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+		      prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0,
+	      "install the thread's seccomp filter: %s", strerror(errno));
+	unsigned char buf[16];
+	errno = 0;
+	ssize_t r = api.getrandom(buf, sizeof buf, 0);
+	CHECK(r == (ssize_t)sizeof buf, "getrandom with its system call failing: %zd, errno %d "
+	      "(no state taken)", r, errno);
+}
+
 /* A thread: the checks, then (dlopen rounds) a meeting with the main thread, which closes
  * the library, and a wait until it has. */
 struct worker {
@@ -287,6 +323,8 @@ static void *work(void *arg)
 {
 	struct worker *w = arg;
 	check_everything(w->index);
+	if (w->checked != NULL && require_state)
+		holds_a_state();
 	if (w->checked != NULL) {
 		pthread_barrier_wait(w->checked);
 		char byte;
@@ -319,9 +357,30 @@ static void *symbol(void *lib, const char *name)
 	return f;
 }
 
-/* dlopen, the checks on the main thread and on threads that outlive the dlclose; again. */
-static void rounds(const char *path)
+/* Whether /proc/self/maps maps a file whose name ends in `name`. */
+static int mapped(const char *name)
 {
+	FILE *maps = fopen("/proc/self/maps", "r");
+	CHECK(maps != NULL, "open /proc/self/maps");
+	if (maps == NULL)
+		return 0;
+	char line[4096];
+	int found = 0;
+	size_t n = strlen(name);
+	while (fgets(line, sizeof line, maps) != NULL) {
+		size_t len = strcspn(line, "\n");
+		line[len] = 0;
+		found |= len >= n && strcmp(line + len - n, name) == 0;
+	}
+	fclose(maps);
+	return found;
+}
+
+/* dlopen, the checks on the main thread and on threads that outlive the dlclose; again.
+ * `unloads`: the dlclose must take the library out of the process. */
+static void rounds(const char *path, int unloads)
+{
+	const char *base = strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 : path;
 	for (int round = 0; round < 3; round++) {
 		void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 		CHECK(lib != NULL, "dlopen(%s): %s", path, dlerror());
@@ -337,6 +396,7 @@ static void rounds(const char *path)
 		BIND(getcpu); BIND(sched_getcpu); BIND(getrandom); BIND(getentropy);
 #undef BIND
 		check_everything(0);
+		CHECK(!unloads || mapped(base), "%s is not in /proc/self/maps while loaded", base);
 		int fds[2];
 		CHECK(pipe(fds) == 0, "pipe");
 		pthread_barrier_t checked;
@@ -348,6 +408,7 @@ static void rounds(const char *path)
 		 * state, so a destructor for its exit), close it; they exit afterwards. */
 		pthread_barrier_wait(&checked);
 		CHECK(dlclose(lib) == 0, "dlclose: %s", dlerror());
+		CHECK(!unloads || !mapped(base), "%s still mapped after its dlclose", base);
 		memset(&api, 0, sizeof api);
 		CHECK(write(fds[1], "xx", 2) == 2, "release the threads");
 		for (unsigned i = 0; i < 2; i++)
@@ -407,9 +468,11 @@ int main(int argc, char **argv)
 	int has_vdso = getauxval(AT_SYSINFO_EHDR) != 0;
 	CHECK(has_vdso == want_vdso, "the process %s a vDSO", has_vdso ? "has" : "has no");
 #ifdef VIA_DLOPEN
-	CHECK(argc == 3, "usage: link_matrix vdso|no-vdso LIBRARY");
-	if (argc == 3)
-		rounds(argv[2]);
+	int plugin = argc == 5 && strcmp(argv[3], "plugin") == 0;
+	CHECK(argc == 3 || plugin, "usage: link_matrix vdso|no-vdso LIBRARY [plugin GETRANDOM]");
+	require_state = plugin && has_vdso && strcmp(argv[4], "vdso-getrandom") == 0;
+	if (argc >= 3)
+		rounds(argv[2], plugin);
 	const char *mode = "dlopen+dlclose";
 #else
 	CHECK(errno_at_main == 0, "errno is %d when main starts", errno_at_main);

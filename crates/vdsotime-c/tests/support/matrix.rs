@@ -166,6 +166,19 @@ pub fn build(tc: &Toolchain, link: Link, prefix: &Path, dir: &Path) -> Result<Pr
         Link::Plugin => {
             flags.extend(["-DVIA_DLOPEN".into(), include, "-ldl".into()]);
             args.push(build_plugin(tc, prefix, dir).into());
+            // Where the vDSO has getrandom, the plugin's threads must prove they took a
+            // state (a destructor armed), so that its dlclose is tested with one.
+            let getrandom = if vdsotime::random::params().is_some() {
+                "vdso-getrandom"
+            } else {
+                skip(
+                    "link_matrix plugin: each thread holds a getrandom state",
+                    "vdso",
+                    "this vDSO has no getrandom (Linux 6.11+ on x86-64, 6.12+ elsewhere)",
+                );
+                "no-vdso-getrandom"
+            };
+            args.extend(["plugin".into(), getrandom.into()]);
         }
         Link::Preload => {
             flags.extend(["-DLIBC_NAMES".into(), include, "-ldl".into()]);
