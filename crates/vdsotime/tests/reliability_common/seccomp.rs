@@ -97,3 +97,68 @@ pub fn install_filter() {
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 pub fn install_filter() {}
+
+/// Installs, on the calling thread only (other threads of the test harness keep running
+/// unfiltered), a filter that kills the process on every system call but `allowed`: a
+/// sandbox's allowlist whose default action kills (systemd's `SystemCallFilter=`).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+pub fn install_kill_allowlist(allowed: &[libc::c_long]) {
+    use libc::{sock_filter, sock_fprog, BPF_ABS, BPF_JEQ, BPF_JMP, BPF_K, BPF_LD, BPF_RET, BPF_W};
+    let stmt = |code: u32, k: u32| sock_filter {
+        code: code as u16,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    let jump = |k: u32, jt: u8, jf: u8| sock_filter {
+        code: (BPF_JMP | BPF_JEQ | BPF_K) as u16,
+        jt,
+        jf,
+        k,
+    };
+    let n = allowed.len() as u8;
+    let mut prog = vec![
+        stmt(BPF_LD | BPF_W | BPF_ABS, 4),
+        jump(AUDIT_ARCH, 1, 0),
+        stmt(BPF_RET | BPF_K, libc::SECCOMP_RET_KILL_PROCESS),
+        stmt(BPF_LD | BPF_W | BPF_ABS, 0),
+    ];
+    for (i, &nr) in allowed.iter().enumerate() {
+        // Match: jump over the remaining tests and the KILL to the ALLOW return.
+        prog.push(jump(nr as u32, n - i as u8, 0));
+    }
+    prog.push(stmt(BPF_RET | BPF_K, libc::SECCOMP_RET_KILL_PROCESS));
+    prog.push(stmt(BPF_RET | BPF_K, libc::SECCOMP_RET_ALLOW));
+    let fprog = sock_fprog {
+        len: prog.len() as u16,
+        filter: prog.as_mut_ptr(),
+    };
+    // SAFETY: plain prctl call with integer arguments.
+    let r = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
+    assert_eq!(
+        r,
+        0,
+        "PR_SET_NO_NEW_PRIVS: {}",
+        std::io::Error::last_os_error()
+    );
+    // SAFETY: fprog points to a valid BPF program that outlives the call.
+    let r = unsafe {
+        libc::prctl(
+            libc::PR_SET_SECCOMP,
+            libc::SECCOMP_MODE_FILTER,
+            &fprog as *const sock_fprog,
+        )
+    };
+    let err = std::io::Error::last_os_error();
+    if r != 0
+        && matches!(err.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS))
+        && std::env::var_os("VDSOTIME_EMULATOR").is_some()
+    {
+        println!(
+            "SECCOMP_UNSUPPORTED by {:?}",
+            std::env::var_os("VDSOTIME_EMULATOR")
+        );
+        std::process::exit(0);
+    }
+    assert_eq!(r, 0, "PR_SET_SECCOMP: {err}");
+}
