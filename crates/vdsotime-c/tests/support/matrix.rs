@@ -221,7 +221,7 @@ fn build_plugin(tc: &Toolchain, prefix: &Path, dir: &Path) -> PathBuf {
 /// Whether `tc` makes a program of this kind from an empty `main`: it needs the C
 /// library's static archive, and musl-gcc's specs file makes a dynamic program of
 /// `-static-pie` without a word.
-fn can_link(tc: &Toolchain, link: Link, mode: &str, dir: &Path) -> Result<(), String> {
+pub fn can_link(tc: &Toolchain, link: Link, mode: &str, dir: &Path) -> Result<(), String> {
     let probe = dir.join("probe.c");
     fs::write(&probe, "int main(void) { return 0; }\n").expect("write probe.c");
     let exe = dir.join("probe");
