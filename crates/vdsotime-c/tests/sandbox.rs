@@ -61,26 +61,24 @@ fn build(dir: &Path, flags: &[String]) -> PathBuf {
     exe
 }
 
-/// Runs the program with `mode` (`init` or `no-init`) and `env`.
-fn sandbox(exe: &Path, dir: &Path, mode: &str, env: &[(&str, PathBuf)]) -> support::Run {
-    let mut cmd = Command::new(exe);
-    cmd.arg(mode);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    run(&mut cmd, dir, Duration::from_secs(60))
-}
-
 /// With init every call succeeds; without it, the process dies of SIGSYS.
 fn judge(test: &str, exe: &Path, dir: &Path, env: &[(&str, PathBuf)], without_init: bool) {
-    let r = sandbox(exe, dir, "init", env);
+    let sandbox = |mode: &str| {
+        let mut cmd = Command::new(exe);
+        cmd.arg(mode);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        run(&mut cmd, dir, Duration::from_secs(60))
+    };
+    let r = sandbox("init");
     print!("{test} (init):\n{}", r.stdout);
     assert!(
         r.status.success() && r.stdout.contains("SANDBOX_OK"),
         "{test}: after init, every call must succeed under the sandbox: {r:#?}"
     );
     if without_init {
-        let r = sandbox(exe, dir, "no-init", env);
+        let r = sandbox("no-init");
         assert_eq!(
             r.status.signal(),
             Some(libc::SIGSYS),

@@ -14,7 +14,7 @@ pub mod matrix;
 pub mod musl;
 
 mod program;
-pub use program::{run, Run};
+pub use program::run;
 
 /// The core's visible-skip helper (`SKIP <test>: <reason>`, or a failure where
 /// `VDSOTIME_REQUIRE` names the requirement).
