@@ -88,37 +88,41 @@ fn judge(test: &str, exe: &Path, dir: &Path, env: &[(&str, PathBuf)], without_in
     }
 }
 
+/// A scratch directory with the libraries installed in its `prefix`, unless the sandbox
+/// cannot be tested here (said by a SKIP line).
+fn prepared(test: &str, name: &str) -> Option<(PathBuf, PathBuf)> {
+    if cannot(test) {
+        return None;
+    }
+    let dir = scratch(name);
+    let prefix = dir.join("prefix");
+    install(&prefix);
+    Some((dir, prefix))
+}
+
 #[test]
 fn shared_library_in_a_sandbox() {
     let test = "sandbox::shared_library_in_a_sandbox";
-    if cannot(test) {
+    let Some((dir, prefix)) = prepared(test, "sandbox-shared") else {
         return;
-    }
-    let dir = scratch("sandbox-shared");
-    let prefix = dir.join("prefix");
-    install(&prefix);
+    };
     let mut flags = pkg_config(&prefix, "vdsotime");
     flags.push(format!("-Wl,-rpath,{}", prefix.join("lib").display()));
-    let exe = build(&dir, &flags);
-    judge(test, &exe, &dir, &[], true);
+    judge(test, &build(&dir, &flags), &dir, &[], true);
 }
 
 #[test]
 fn static_program_in_a_sandbox() {
     let test = "sandbox::static_program_in_a_sandbox";
-    if cannot(test) {
+    let Some((dir, prefix)) = prepared(test, "sandbox-static") else {
         return;
-    }
-    let dir = scratch("sandbox-static");
-    let prefix = dir.join("prefix");
-    install(&prefix);
+    };
     if let Err(why) = can_link(&Toolchain::target(), Link::Static, "-static", &dir) {
         return skip(test, "static-libc", why);
     }
     let mut flags = vec!["-static".to_string()];
     flags.extend(pkg_config_static(&prefix, "vdsotime-static"));
-    let exe = build(&dir, &flags);
-    judge(test, &exe, &dir, &[], true);
+    judge(test, &build(&dir, &flags), &dir, &[], true);
 }
 
 /// The preload's constructor initialises: a program that sandboxes itself keeps the
@@ -126,12 +130,9 @@ fn static_program_in_a_sandbox() {
 #[test]
 fn preload_in_a_sandbox() {
     let test = "sandbox::preload_in_a_sandbox";
-    if cannot(test) {
+    let Some((dir, prefix)) = prepared(test, "sandbox-preload") else {
         return;
-    }
-    let dir = scratch("sandbox-preload");
-    let prefix = dir.join("prefix");
-    install(&prefix);
+    };
     let include = format!("-I{}", prefix.join("include").display());
     let exe = build(&dir, &["-DLIBC_NAMES".into(), include, "-ldl".into()]);
     let preload = prefix.join("lib/libvdsotime_preload.so");
