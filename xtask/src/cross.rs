@@ -312,7 +312,7 @@ pub fn main(args: &[String]) -> ExitCode {
         jobs.push((format!("C {}", c.triple), job));
     }
 
-    let tally = Mutex::new(Tally::default());
+    let tally = Mutex::new(Tally::new("cross"));
     let mut failed = false;
     for round in 1..=opts.repeat {
         if opts.repeat > 1 {

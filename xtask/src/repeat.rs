@@ -1,5 +1,6 @@
-//! `cargo xtask cross --repeat N`: every target's result and time in each of N runs, and
-//! a tally per target, to find flaky tests and hangs.
+//! `cargo xtask cross --repeat N` and `cargo xtask kernels --repeat N`: every target's (or
+//! boot's) result and time in each of N runs, and a tally per target, to find flaky tests,
+//! races and hangs.
 
 use std::time::Duration;
 
@@ -11,13 +12,24 @@ struct Result {
 }
 
 /// Every result so far, per target label, in the order the targets first ran.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Tally {
+    /// The xtask command, first word of every line of the report.
+    command: &'static str,
     targets: Vec<(String, Vec<Result>)>,
     runs: Vec<Duration>,
 }
 
 impl Tally {
+    /// An empty tally for `cargo xtask COMMAND --repeat`.
+    pub fn new(command: &'static str) -> Tally {
+        Tally {
+            command,
+            targets: Vec::new(),
+            runs: Vec::new(),
+        }
+    }
+
     /// Records `label`'s result in the current run.
     pub fn add(&mut self, label: &str, failure: Option<&str>, elapsed: Duration) {
         let result = Result {
@@ -41,7 +53,8 @@ impl Tally {
     pub fn report(&self) -> Vec<String> {
         let secs = |d: &Duration| d.as_secs().to_string();
         let mut lines = vec![format!(
-            "cross repeat: {} runs, {} s in all; each run: {} s",
+            "{} repeat: {} runs, {} s in all; each run: {} s",
+            self.command,
             self.runs.len(),
             self.runs.iter().map(Duration::as_secs).sum::<u64>(),
             self.runs.iter().map(secs).collect::<Vec<_>>().join(" ")
@@ -58,9 +71,10 @@ impl Tally {
             };
             let (hung, slow) = (timed_out(true), timed_out(false));
             lines.push(format!(
-                "cross repeat {label}: {passed}/{} PASS, {hung} timed out idle (hung), {slow} \
+                "{} repeat {label}: {passed}/{} PASS, {hung} timed out idle (hung), {slow} \
                  timed out still computing (slow), {} other failures; \
                  {} s fastest, {} s median, {} s slowest; each run: {} s",
+                self.command,
                 results.len(),
                 results.len() - passed - hung - slow,
                 times.first().map_or(0, Duration::as_secs),
@@ -88,7 +102,7 @@ mod tests {
 
     #[test]
     fn tally_counts_passes_timeouts_and_failures_per_target() {
-        let mut t = Tally::default();
+        let mut t = Tally::new("cross");
         let s = Duration::from_secs;
         let slow = "timed out after 300 s (still computing: 1.9 s of CPU in 2 s)";
         t.add("a", None, s(60));

@@ -118,6 +118,15 @@ int vdsotime_gettimeofday(struct timeval *tv, void *tz); /* either may be NULL; 
 time_t vdsotime_time(time_t *t); /* t may be NULL */
 #endif
 
+/*
+ * Does now what each function's first call would otherwise do: finds and checks the vDSO
+ * (one system call that confirms it is mapped) and binds every function. Call it before
+ * entering a sandbox: a seccomp allowlist whose default action kills would kill the
+ * process on that first call. Afterwards the clocks the vDSO serves, gettimeofday, time
+ * and getcpu make no system call of their own. Optional elsewhere; safe to call again.
+ */
+void vdsotime_init(void);
+
 /* Current CPU and NUMA node; either pointer may be NULL. */
 int vdsotime_getcpu(unsigned int *cpu, unsigned int *node);
 /* Current CPU (sched_getcpu), or -1 with errno. From glibc's rseq area where there is one. */

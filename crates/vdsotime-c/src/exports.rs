@@ -73,6 +73,14 @@ pub unsafe extern "C" fn vdsotime_getcpu(cpu: *mut c_uint, node: *mut c_uint) ->
     unsafe { abi::getcpu(cpu, node) }
 }
 
+/// Does now what each function's first call would do (finds the vDSO, makes the one
+/// system call that confirms it is mapped, binds every function): call it before a
+/// seccomp sandbox forbids that system call. See [`vdsotime::init`].
+#[no_mangle]
+pub extern "C" fn vdsotime_init() {
+    vdsotime::init();
+}
+
 /// `sched_getcpu`: the current CPU, or -1 with `errno`.
 #[no_mangle]
 pub extern "C" fn vdsotime_sched_getcpu() -> c_int {

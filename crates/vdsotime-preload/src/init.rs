@@ -19,6 +19,9 @@ static INIT: Constructor = init;
 /// musl calls them with none, so the environment comes from `environ`, which both C
 /// libraries set before they run constructors.
 extern "C" fn init() {
+    // Everything the first calls would do, now: a program that enters a seccomp sandbox
+    // later (an allowlist without the vDSO check's system call) keeps its clocks.
+    vdsotime::init();
     #[cfg(target_arch = "x86_64")]
     crate::trampoline::bind();
     // SAFETY: reading the C library's `environ` pointer, set before constructors run.

@@ -7,6 +7,12 @@
 //! → `tsc_marked_unstable`; clock_gettime entered the kernel → `clocksource_not_vdso_capable`
 //! naming the current clocksource and a fix (another listed clocksource, the sysfs write,
 //! the boot parameter); clock_gettime stayed in user space → healthy.
+//!
+//! The clocksources are judged as the doctor saw them when it looked: the kernel replaces
+//! `tsc-early` by `tsc` seconds after boot (once it has refined the TSC's calibration),
+//! so a reading taken before the doctor may list what the doctor no longer saw. The
+//! doctor's own reading (`profile.facts` of its JSON) must be one the machine gave, before
+//! or after the doctor ran ([`seen`]); its fix is judged against that reading.
 
 use super::json::{self, Value};
 
@@ -84,6 +90,50 @@ fn strip_level(line: &str) -> &str {
 /// Clocksources the x86 vDSO cannot read (the kernel gives them no `vdso_clock_mode`).
 const NOT_VDSO_CAPABLE: &[&str] = &["hpet", "acpi_pm", "jiffies", "refined-jiffies", "pit"];
 
+/// `tsc`, which the kernel lists as `tsc-early` until it has refined the TSC's calibration.
+const TSC: &str = "tsc";
+const TSC_EARLY: &str = "tsc-early";
+
+/// Whether `available` offers `cs`: listed, or `tsc` while `tsc-early` stands for it
+/// (`echo tsc > .../current_clocksource` then takes effect when `tsc` registers).
+fn offers(available: &[String], cs: &str) -> bool {
+    available
+        .iter()
+        .any(|a| a == cs || (cs == TSC && a == TSC_EARLY))
+}
+
+/// The machine as the doctor saw it: `before` with the current and available clocksources
+/// the doctor's JSON reports, which must be those the machine gave `before` or `after` the
+/// doctor ran (an `Err` says what differed, or that the document has no reading).
+pub fn seen(doc: &Value, before: &Truth, after: Option<&Truth>) -> Result<Truth, String> {
+    let current = doc.at("profile.facts.clocksource").and_then(Value::as_str);
+    let available = doc.at("profile.facts.clocksources_available");
+    let (Some(current), Some(available)) = (current, available) else {
+        return Err("the document has no profile.facts.clocksource(s_available)".to_string());
+    };
+    let available: Vec<String> = available
+        .as_array()
+        .iter()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect();
+    let same = |t: &Truth| t.current == current && t.available == available;
+    if !(same(before) || after.is_some_and(same)) {
+        let after = after.map_or("no reading".to_string(), |t| {
+            format!("{} {:?}", t.current, t.available)
+        });
+        return Err(format!(
+            "the doctor read clocksource {current} {available:?}; the machine said {} {:?} \
+             before it and {after} after it",
+            before.current, before.available
+        ));
+    }
+    Ok(Truth {
+        current: current.to_string(),
+        available,
+        ..before.clone()
+    })
+}
+
 /// What the doctor must say, from the truth.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Expected {
@@ -134,8 +184,15 @@ pub struct Judged {
     pub sentence: String,
 }
 
-/// Judges one doctor run: its output lines and exit code, against `expected`.
-pub fn doctor(lines: &[String], exit: Option<i32>, expected: &Expected, t: &Truth) -> Judged {
+/// Judges one doctor run: its output lines and exit code, against `expected`; `before` and
+/// `after` are the machine's readings taken before and after the doctor ran.
+pub fn doctor(
+    lines: &[String],
+    exit: Option<i32>,
+    expected: &Expected,
+    before: &Truth,
+    after: Option<&Truth>,
+) -> Judged {
     let mut j = Judged::default();
     let text = lines.join("\n");
     let doc = match (text.find('{'), text.rfind('}')) {
@@ -152,6 +209,13 @@ pub fn doctor(lines: &[String], exit: Option<i32>, expected: &Expected, t: &Trut
     if doc.at("schema_version").and_then(Value::as_f64) != Some(1.0) {
         j.failures.push("no schema_version 1".to_string());
     }
+    let t = match seen(&doc, before, after) {
+        Ok(t) => t,
+        Err(e) => {
+            j.failures.push(e);
+            before.clone()
+        }
+    };
     j.status = doc.str_at("verdict.status").to_string();
     let findings = doc.at("verdict.findings").map_or(&[][..], Value::as_array);
     let first = findings.first();
@@ -199,7 +263,7 @@ pub fn doctor(lines: &[String], exit: Option<i32>, expected: &Expected, t: &Trut
         _ => {}
     }
     if let Some(f) = first {
-        j.failures.extend(root_cause(f, expected, t));
+        j.failures.extend(root_cause(f, expected, &t));
     }
     if *expected == Expected::NoVdso {
         j.failures.extend(nothing_false(findings, &doc));
@@ -251,7 +315,7 @@ fn root_cause(f: &Value, expected: &Expected, t: &Truth) -> Vec<String> {
 
 /// The clocksource the finding tells the operator to switch to: `fix.clocksource`, else the
 /// first `clocksource=<name>` of the message naming another than the current one; it must
-/// be listed as available, differ from the current one, and be one the vDSO can read.
+/// be offered ([`offers`]), differ from the current one, and be one the vDSO can read.
 fn fix<'a>(f: &'a Value, t: &Truth, current: &str) -> Option<&'a str> {
     let from_field = f.at("fix.clocksource").and_then(Value::as_str);
     let message = f.str_at("message");
@@ -263,8 +327,7 @@ fn fix<'a>(f: &'a Value, t: &Truth, current: &str) -> Option<&'a str> {
         (&rest[..end] != current).then_some(&rest[..end])
     });
     let to = from_field.or(from_text)?;
-    let ok =
-        to != current && t.available.iter().any(|a| a == to) && !NOT_VDSO_CAPABLE.contains(&to);
+    let ok = to != current && offers(&t.available, to) && !NOT_VDSO_CAPABLE.contains(&to);
     ok.then_some(to)
 }
 

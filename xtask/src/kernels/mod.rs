@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::repeat::Tally;
 use crate::{apt, toolchain};
 use machines::Machine;
 
@@ -65,6 +66,10 @@ options:
   --doctor-table FILE
                    write the doctor verdicts as a Markdown table between FILE's
                    <!-- scenarios:begin --> and <!-- scenarios:end --> lines
+  --scenario NAME  only the boots of that name (default, hpet, acpi_pm, tsc-unstable,
+                   vdso-off; repeatable); the machines without it are left out
+  --repeat N       boot the chosen machines N times (to find races and flaky tests): each
+                   run's report, then per boot its PASS count, times and each failure
   --list           print the machines (each with its kernel's suites, in order of
                    preference) and exit
 ";
@@ -81,6 +86,7 @@ struct Options {
     per_binary: Duration,
     jobs: usize,
     doctor_table: Option<PathBuf>,
+    repeat: u32,
 }
 
 fn parse(args: &[String]) -> Result<Option<Options>, String> {
@@ -96,7 +102,9 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         per_binary: Duration::from_secs(600),
         jobs: 1,
         doctor_table: None,
+        repeat: 1,
     };
+    let mut scenarios: Vec<String> = Vec::new();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let mut value = |name: &str| it.next().cloned().ok_or(format!("{name} needs a value"));
@@ -119,6 +127,15 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
             "--doctor-table" => o.doctor_table = Some(PathBuf::from(value("--doctor-table")?)),
             "--optional" => o.optional.push(value("--optional")?),
             "--skip" => o.skip.push(value("--skip")?),
+            "--scenario" => scenarios.push(value("--scenario")?),
+            "--repeat" => {
+                let v = value("--repeat")?;
+                o.repeat = v
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| format!("bad --repeat {v}"))?;
+            }
             "--timeout" | "--jobs" => {
                 let v = value(arg)?;
                 let n: u64 = v.parse().map_err(|_| format!("bad {arg} {v}"))?;
@@ -162,7 +179,37 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
     if o.machines.is_empty() {
         o.machines = machines::ALL.to_vec();
     }
+    if !scenarios.is_empty() {
+        o.machines = only_scenarios(o.machines, &scenarios)?;
+    }
     Ok(Some(o))
+}
+
+/// `machines` with only the boots named in `names`; those left with none are dropped.
+fn only_scenarios(machines: Vec<Machine>, names: &[String]) -> Result<Vec<Machine>, String> {
+    for n in names {
+        if !machines
+            .iter()
+            .any(|m| m.scenarios.iter().any(|s| s.name == n))
+        {
+            return Err(format!("no chosen machine boots a scenario {n} (--list)"));
+        }
+    }
+    let mut kept = Vec::new();
+    for mut m in machines {
+        let chosen: Vec<_> = m
+            .scenarios
+            .iter()
+            .filter(|s| names.contains(&s.name.to_string()))
+            .copied()
+            .collect();
+        if !chosen.is_empty() {
+            // A machine's boots are a static list; this one lives as long as the command.
+            m.scenarios = Box::leak(chosen.into_boxed_slice());
+            kept.push(m);
+        }
+    }
+    Ok(kept)
 }
 
 /// Whether `command --version` runs.
@@ -265,13 +312,34 @@ pub fn main(args: &[String]) -> ExitCode {
         skip: &opts.skip,
         dump_dir: opts.dump_dir.as_deref(),
     };
-    let (booted, building) = step("build and boot", || {
-        schedule::build_and_boot(&ctx, &opts.machines, kernels, opts.jobs)
-    });
-    println!(
-        "kernels: building took {} s of that (the first machines booted meanwhile)",
-        building.as_secs()
-    );
+    let mut tally = Tally::new("kernels");
+    let mut booted = verdict::Booted::default();
+    for round in 1..=opts.repeat {
+        if opts.repeat > 1 {
+            println!("kernels run {round}/{}:", opts.repeat);
+        }
+        let start = Instant::now();
+        let (this, building) = step("build and boot", || {
+            schedule::build_and_boot(&ctx, &opts.machines, kernels.clone(), opts.jobs)
+        });
+        println!(
+            "kernels: building took {} s of that (the first machines booted meanwhile)",
+            building.as_secs()
+        );
+        for l in &this.lines {
+            let failed = (l.outcome != verdict::Outcome::Pass).then_some(l.why.as_str());
+            tally.add(&format!("{} {}", l.machine, l.scenario), failed, l.elapsed);
+        }
+        tally.end_run(start.elapsed());
+        booted.lines.extend(this.lines);
+        // The doctor table shows the last run's verdicts.
+        booted.rows = this.rows;
+    }
+    if opts.repeat > 1 {
+        for line in tally.report() {
+            println!("{line}");
+        }
+    }
     let (mut pass, mut fail, mut unavailable, mut required_missing) = (0, 0, 0, 0);
     for line in &booted.lines {
         match line.outcome {
@@ -336,4 +404,36 @@ fn write_table(rows: &[verdict::Row], work: &Path, file: Option<&Path>) -> Resul
         println!("kernels: doctor table written into {}", f.display());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// `--scenario` keeps only the named boots, and only machines that have them.
+    #[test]
+    fn scenarios_and_repeats() {
+        let o = parse(&args(&[
+            "--scenario",
+            "hpet",
+            "--scenario",
+            "acpi_pm",
+            "--repeat",
+            "3",
+        ]))
+        .unwrap()
+        .unwrap();
+        assert_eq!(o.repeat, 3);
+        assert!(!o.machines.is_empty());
+        for m in &o.machines {
+            let names: Vec<&str> = m.scenarios.iter().map(|s| s.name).collect();
+            assert_eq!(names, ["hpet", "acpi_pm"], "{}", m.name);
+        }
+        assert!(parse(&args(&["--scenario", "nonesuch"])).is_err());
+        assert!(parse(&args(&["--repeat", "0"])).is_err());
+    }
 }

@@ -51,7 +51,12 @@ pub enum Outcome {
 #[derive(Debug, Clone)]
 pub struct Line {
     pub machine: &'static str,
+    pub scenario: String,
     pub outcome: Outcome,
+    /// Why it failed or was unavailable (empty on PASS).
+    pub why: String,
+    /// How long the machine ran.
+    pub elapsed: Duration,
 }
 
 /// One row of the doctor table.
@@ -233,13 +238,16 @@ fn require(m: &Machine) -> &'static str {
 /// Boots one machine in one scenario; returns what it gave and the report to print.
 pub fn one(ctx: &Context, r: &Ready) -> (Booted, String) {
     let m = &r.machine;
-    let line = |outcome| Line {
+    let line = |scenario: &str, outcome, why: &str, elapsed| Line {
         machine: m.name,
+        scenario: scenario.to_string(),
         outcome,
+        why: why.trim().to_string(),
+        elapsed,
     };
     let unbooted = |outcome, text: String| {
         let b = Booted {
-            lines: vec![line(outcome)],
+            lines: vec![line(r.scenario.name, outcome, &text, Duration::ZERO)],
             rows: Vec::new(),
         };
         (b, text)
@@ -280,6 +288,9 @@ pub fn one(ctx: &Context, r: &Ready) -> (Booted, String) {
         .clone()
         .unwrap_or_else(|| kernel.release.clone());
     let truth = console.run(payload::TRUTH).map(|t| Truth::parse(&t.lines));
+    let truth_after = console
+        .run(payload::TRUTH_AFTER)
+        .map(|t| Truth::parse(&t.lines));
 
     let mut failures: Vec<String> = Vec::new();
     let mut counts = Counts::default();
@@ -339,6 +350,7 @@ pub fn one(ctx: &Context, r: &Ready) -> (Booted, String) {
                     exit,
                     want,
                     truth.as_ref().unwrap_or(&Truth::default()),
+                    truth_after.as_ref(),
                 ),
                 (Err(e), _) => failed(e.clone()),
                 (_, None) => failed(format!("{label} did not run")),
@@ -400,7 +412,13 @@ pub fn one(ctx: &Context, r: &Ready) -> (Booted, String) {
         let _ = writeln!(out, "  kernel log: {}", t.choice().join(" | "));
     }
     let mut rows = Vec::new();
-    let mut lines = vec![line(outcome)];
+    let elapsed = Duration::from_secs(secs);
+    let mut lines = vec![line(
+        r.scenario.name,
+        outcome,
+        &failures.join(", "),
+        elapsed,
+    )];
     for (i, (name, exit, j)) in judged.into_iter().enumerate() {
         let _ = writeln!(
             out,
@@ -428,7 +446,8 @@ pub fn one(ctx: &Context, r: &Ready) -> (Booted, String) {
                 "{} {release} {name} {verdict}{why} ({}; the default boot's doctor under unshare --time)",
                 m.triple, m.name
             );
-            lines.push(line(if ok { Outcome::Pass } else { Outcome::Fail }));
+            let outcome = if ok { Outcome::Pass } else { Outcome::Fail };
+            lines.push(line(&name, outcome, why.trim_start_matches(": "), elapsed));
         }
         rows.push(Row {
             release: release.clone(),

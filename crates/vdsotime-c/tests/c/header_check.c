@@ -42,3 +42,4 @@ int (*const p_gettimeofday64)(struct vdsotime_timeval64 *, void *) = vdsotime_ge
 int64_t (*const p_time64)(int64_t *) = vdsotime_time64;
 ssize_t (*const p_getrandom)(void *, size_t, unsigned int) = vdsotime_getrandom;
 int (*const p_getentropy)(void *, size_t) = vdsotime_getentropy;
+void (*const p_init)(void) = vdsotime_init;

@@ -4,7 +4,7 @@
  * errno kept on every success and the kernel's errno on every failure; whether the process
  * has a vDSO, as the run promises. Small on purpose: valgrind runs it too.
  *
- * usage: link_matrix vdso|no-vdso [LIBRARY]
+ * usage: link_matrix vdso|no-vdso [LIBRARY [plugin vdso-getrandom|no-vdso-getrandom]]
  *
  * Built per link mode:
  *   (plain)        linked against libvdsotime: shared, the archive, -static, -static-pie.
@@ -12,7 +12,12 @@
  *   -DVIA_DLOPEN   not linked: three rounds of dlopen(LIBRARY) (libvdsotime.so.0, or a
  *                  plugin built from the archive: tests/c/plugin.c), the checks, dlclose, with
  *                  two threads per round that take a getrandom state (a thread-exit
- *                  destructor) and exit only after the dlclose.
+ *                  destructor) and exit only after the dlclose. With `plugin`: the
+ *                  library must be gone from /proc/self/maps after each dlclose (with
+ *                  glibc: musl's dlclose unmaps nothing), and
+ *                  where the vDSO has getrandom (`vdso-getrandom`) each thread proves it
+ *                  holds a state: under a seccomp filter of its own that fails the
+ *                  getrandom system call, its getrandom still succeeds.
  *   -DLIBC_NAMES   the libc names, run under LD_PRELOAD of the preload library: each must
  *                  be bound to it.
  */
@@ -26,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -274,6 +280,51 @@ static void check_everything(unsigned index)
 	}
 }
 
+/* Set by `plugin vdso-getrandom`: each dlopen thread must hold a getrandom state. */
+static int require_state;
+
+/* The errno the filter answers the getrandom system call with (EHWPOISON: nothing else
+ * returns it from getrandom). */
+#define FILTER_ERRNO 133
+
+/* The kernel's BPF and seccomp ABI, spelt out: musl-gcc sees no linux/ headers. */
+struct bpf_insn {
+	unsigned short code;
+	unsigned char jt, jf;
+	unsigned int k;
+};
+struct bpf_program {
+	unsigned short len;
+	struct bpf_insn *insns;
+};
+#define LD_W_ABS 0x20 /* BPF_LD | BPF_W | BPF_ABS */
+#define JEQ_K 0x15    /* BPF_JMP | BPF_JEQ | BPF_K */
+#define RET_K 0x06    /* BPF_RET | BPF_K */
+#define RET_ERRNO 0x00050000u
+#define RET_ALLOW 0x7fff0000u
+#define MODE_FILTER 2 /* SECCOMP_MODE_FILTER */
+
+/* This thread holds a getrandom state: with the getrandom system call failing for this
+ * thread only (a filter without TSYNC), its getrandom still succeeds, through the vDSO. */
+static void holds_a_state(void)
+{
+	struct bpf_insn insns[] = {
+		{ LD_W_ABS, 0, 0, 0 }, /* seccomp_data.nr */
+		{ JEQ_K, 0, 1, SYS_getrandom },
+		{ RET_K, 0, 0, RET_ERRNO | FILTER_ERRNO },
+		{ RET_K, 0, 0, RET_ALLOW },
+	};
+	struct bpf_program prog = { sizeof insns / sizeof insns[0], insns };
+	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+		      prctl(PR_SET_SECCOMP, MODE_FILTER, &prog) == 0,
+	      "install the thread's seccomp filter: %s", strerror(errno));
+	unsigned char buf[16];
+	errno = 0;
+	ssize_t r = api.getrandom(buf, sizeof buf, 0);
+	CHECK(r == (ssize_t)sizeof buf, "getrandom with its system call failing: %zd, errno %d "
+	      "(no state taken)", r, errno);
+}
+
 /* A thread: the checks, then (dlopen rounds) a meeting with the main thread, which closes
  * the library, and a wait until it has. */
 struct worker {
@@ -287,6 +338,8 @@ static void *work(void *arg)
 {
 	struct worker *w = arg;
 	check_everything(w->index);
+	if (w->checked != NULL && require_state)
+		holds_a_state();
 	if (w->checked != NULL) {
 		pthread_barrier_wait(w->checked);
 		char byte;
@@ -319,9 +372,37 @@ static void *symbol(void *lib, const char *name)
 	return f;
 }
 
-/* dlopen, the checks on the main thread and on threads that outlive the dlclose; again. */
-static void rounds(const char *path)
+/* Whether dlclose unmaps a library nothing else holds: glibc's does; musl's never does. */
+#ifdef __GLIBC__
+#define DLCLOSE_UNMAPS 1
+#else
+#define DLCLOSE_UNMAPS 0
+#endif
+
+/* Whether /proc/self/maps maps a file whose name ends in `name`. */
+static int mapped(const char *name)
 {
+	FILE *maps = fopen("/proc/self/maps", "r");
+	CHECK(maps != NULL, "open /proc/self/maps");
+	if (maps == NULL)
+		return 0;
+	char line[4096];
+	int found = 0;
+	size_t n = strlen(name);
+	while (fgets(line, sizeof line, maps) != NULL) {
+		size_t len = strcspn(line, "\n");
+		line[len] = 0;
+		found |= len >= n && strcmp(line + len - n, name) == 0;
+	}
+	fclose(maps);
+	return found;
+}
+
+/* dlopen, the checks on the main thread and on threads that outlive the dlclose; again.
+ * `unloads`: the dlclose must take the library out of the process. */
+static void rounds(const char *path, int unloads)
+{
+	const char *base = strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 : path;
 	for (int round = 0; round < 3; round++) {
 		void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 		CHECK(lib != NULL, "dlopen(%s): %s", path, dlerror());
@@ -337,6 +418,7 @@ static void rounds(const char *path)
 		BIND(getcpu); BIND(sched_getcpu); BIND(getrandom); BIND(getentropy);
 #undef BIND
 		check_everything(0);
+		CHECK(!unloads || mapped(base), "%s is not in /proc/self/maps while loaded", base);
 		int fds[2];
 		CHECK(pipe(fds) == 0, "pipe");
 		pthread_barrier_t checked;
@@ -348,6 +430,7 @@ static void rounds(const char *path)
 		 * state, so a destructor for its exit), close it; they exit afterwards. */
 		pthread_barrier_wait(&checked);
 		CHECK(dlclose(lib) == 0, "dlclose: %s", dlerror());
+		CHECK(!unloads || !mapped(base), "%s still mapped after its dlclose", base);
 		memset(&api, 0, sizeof api);
 		CHECK(write(fds[1], "xx", 2) == 2, "release the threads");
 		for (unsigned i = 0; i < 2; i++)
@@ -407,9 +490,11 @@ int main(int argc, char **argv)
 	int has_vdso = getauxval(AT_SYSINFO_EHDR) != 0;
 	CHECK(has_vdso == want_vdso, "the process %s a vDSO", has_vdso ? "has" : "has no");
 #ifdef VIA_DLOPEN
-	CHECK(argc == 3, "usage: link_matrix vdso|no-vdso LIBRARY");
-	if (argc == 3)
-		rounds(argv[2]);
+	int plugin = argc == 5 && strcmp(argv[3], "plugin") == 0;
+	CHECK(argc == 3 || plugin, "usage: link_matrix vdso|no-vdso LIBRARY [plugin GETRANDOM]");
+	require_state = plugin && has_vdso && strcmp(argv[4], "vdso-getrandom") == 0;
+	if (argc >= 3)
+		rounds(argv[2], plugin && DLCLOSE_UNMAPS);
 	const char *mode = "dlopen+dlclose";
 #else
 	CHECK(errno_at_main == 0, "errno is %d when main starts", errno_at_main);

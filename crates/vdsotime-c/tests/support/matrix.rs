@@ -166,6 +166,19 @@ pub fn build(tc: &Toolchain, link: Link, prefix: &Path, dir: &Path) -> Result<Pr
         Link::Plugin => {
             flags.extend(["-DVIA_DLOPEN".into(), include, "-ldl".into()]);
             args.push(build_plugin(tc, prefix, dir).into());
+            // Where the vDSO has getrandom, the plugin's threads must prove they took a
+            // state (a destructor armed), so that its dlclose is tested with one.
+            let getrandom = if vdsotime::random::params().is_some() {
+                "vdso-getrandom"
+            } else {
+                skip(
+                    "link_matrix plugin: each thread holds a getrandom state",
+                    "vdso",
+                    "this vDSO has no getrandom (Linux 6.11+ on x86-64, 6.12+ elsewhere)",
+                );
+                "no-vdso-getrandom"
+            };
+            args.extend(["plugin".into(), getrandom.into()]);
         }
         Link::Preload => {
             flags.extend(["-DLIBC_NAMES".into(), include, "-ldl".into()]);
@@ -208,7 +221,7 @@ fn build_plugin(tc: &Toolchain, prefix: &Path, dir: &Path) -> PathBuf {
 /// Whether `tc` makes a program of this kind from an empty `main`: it needs the C
 /// library's static archive, and musl-gcc's specs file makes a dynamic program of
 /// `-static-pie` without a word.
-fn can_link(tc: &Toolchain, link: Link, mode: &str, dir: &Path) -> Result<(), String> {
+pub fn can_link(tc: &Toolchain, link: Link, mode: &str, dir: &Path) -> Result<(), String> {
     let probe = dir.join("probe.c");
     fs::write(&probe, "int main(void) { return 0; }\n").expect("write probe.c");
     let exe = dir.join("probe");

@@ -41,7 +41,11 @@
 //! a plugin that is `dlclose`d while threads that used it live on: their exit would then
 //! call into unmapped memory. So the object deletes the key when it is unloaded (a
 //! `.fini_array` entry, which `dlclose` and `exit` both run): no thread calls the
-//! destructor afterwards. The states those threads held stay taken, and the pages stay
+//! destructor afterwards. Deleting races neither the key's creation (a key created while
+//! the object goes away is deleted by its creator, never published) nor a thread arming
+//! its state: a thread sets the key's value only between announcing it in [`SETTING`] and
+//! withdrawing that, after checking the key is still live, and the deletion waits for
+//! the threads so announced (a few instructions each). The states those threads held stay taken, and the pages stay
 //! mapped (one page per 28 threads on x86-64), as the plugin's code can no longer use
 //! them; an object that stays loaded (`-z nodelete`) runs the entry at exit, when it
 //! changes nothing.
@@ -81,6 +85,10 @@ const KEY_NEW: usize = 0;
 const KEY_CREATING: usize = 1;
 const KEY_UNUSABLE: usize = 2;
 const KEY_BASE: usize = 3;
+
+/// Threads between their last look at [`KEY`] and the end of their `pthread_setspecific`:
+/// [`forget_key`] deletes the key only once none is.
+static SETTING: AtomicUsize = AtomicUsize::new(0);
 
 /// One getrandom through this thread's state, or the system call.
 ///
@@ -194,12 +202,25 @@ fn claim(p: &entry::Params) -> (usize, Option<usize>) {
         pool::Take::Later => return (TAKE_NEXT, None),
         pool::Take::Never => return (GONE, None),
     };
-    // SAFETY: `key` is a live key; the value is a non-null token, never dereferenced.
-    if unsafe { pthread_setspecific(key, lent.token as *const c_void) } != 0 {
+    if !set_value(key, lent.token) {
         pool::give_back(lent.token);
         return (GONE, None);
     }
     (lent.state, Some(lent.state))
+}
+
+/// Sets this thread's value of `key` to `token`, unless the key was deleted (or is being
+/// deleted) meanwhile: whether it was set.
+fn set_value(key: c_uint, token: usize) -> bool {
+    // Announce, then look: with both sequentially consistent, either this look sees the
+    // key withdrawn, or `forget_key`'s wait (after withdrawing it) sees this thread.
+    SETTING.fetch_add(1, Ordering::SeqCst);
+    let live = KEY.load(Ordering::SeqCst) == key as usize + KEY_BASE;
+    // SAFETY: `key` is live and cannot be deleted before SETTING drops; the value is a
+    // non-null token, never dereferenced.
+    let set = live && unsafe { pthread_setspecific(key, token as *const c_void) } == 0;
+    SETTING.fetch_sub(1, Ordering::SeqCst);
+    set
 }
 
 enum Key {
@@ -231,6 +252,11 @@ fn create_key() -> Key {
     {
         return Key::NotYet;
     }
+    finish_key()
+}
+
+/// Creates the key and publishes it, once this thread has made [`KEY`] `KEY_CREATING`.
+fn finish_key() -> Key {
     // A key needs its deletion at unload: keep the `.fini_array` entry in the link, in
     // whichever object file the compiler put it.
     // SAFETY: reading an initialised static.
@@ -241,13 +267,24 @@ fn create_key() -> Key {
     // glibc allocates the block for keys 32 and up on a thread's first set of such a
     // key: not safe in a signal handler (see the module docs).
     let allocation_free = cfg!(target_env = "musl") || key < 32;
-    if ok && allocation_free {
-        KEY.store(key as usize + KEY_BASE, Ordering::Release);
-        Key::Ready(key)
+    let next = if ok && allocation_free {
+        key as usize + KEY_BASE
     } else {
-        KEY.store(KEY_UNUSABLE, Ordering::Release);
-        Key::Never
+        KEY_UNUSABLE
+    };
+    // From the creating state only: if the object is being unloaded meanwhile,
+    // `forget_key` has made the key unusable, and it stays so.
+    let published = KEY
+        .compare_exchange(KEY_CREATING, next, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok();
+    if published && next >= KEY_BASE {
+        return Key::Ready(key);
     }
+    if ok {
+        // SAFETY: the key this call created, never published: no thread set it.
+        unsafe { pthread_key_delete(key) };
+    }
+    Key::Never
 }
 
 /// The key's destructor: at thread exit, gives the thread's state back. Later calls
@@ -267,10 +304,87 @@ static FORGET_KEY_AT_UNLOAD: unsafe extern "C" fn() = forget_key;
 /// gone. Later calls (other exit handlers) still work: a thread that holds a state
 /// keeps it, a thread without one makes the system call.
 unsafe extern "C" fn forget_key() {
-    let k = KEY.swap(KEY_UNUSABLE, Ordering::AcqRel);
+    let k = KEY.swap(KEY_UNUSABLE, Ordering::SeqCst);
     if k >= KEY_BASE {
+        // A thread inside `set_value` may still set the key: wait until none is (each
+        // is a few instructions from done; this runs at unload or exit, never in a
+        // signal handler of such a thread).
+        while SETTING.load(Ordering::SeqCst) != 0 {
+            core::hint::spin_loop();
+            std::thread::yield_now();
+        }
         // SAFETY: `k` is the key this library created, deleted only here, once (the
         // swap); deleting a key runs no destructor.
         unsafe { pthread_key_delete((k - KEY_BASE) as c_uint) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    extern "C" {
+        fn pthread_key_create(
+            key: *mut c_uint,
+            destructor: Option<unsafe extern "C" fn(*mut c_void)>,
+        ) -> c_int;
+        fn pthread_getspecific(key: c_uint) -> *mut c_void;
+    }
+
+    /// Runs `f` in a child process, whose [`KEY`] starts anew (the key is the process's,
+    /// and this one's other tests use it): whether `f` returned true.
+    fn in_child(f: fn() -> bool) -> bool {
+        // SAFETY: the child only uses atomics and the pthread key calls, then _exit.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork");
+        if pid == 0 {
+            KEY.store(KEY_NEW, Ordering::SeqCst);
+            let code = if f() { 0 } else { 1 };
+            // SAFETY: leaves the child without running the parent's exit handlers.
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child just forked, writing into `status`.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+    }
+
+    /// The object unloaded while its key was being created: the key is not published
+    /// afterwards (no thread arms a destructor that would call unmapped code), and the
+    /// key created is deleted.
+    #[test]
+    fn a_key_forgotten_while_created_stays_forgotten() {
+        assert!(in_child(|| {
+            let began = KEY
+                .compare_exchange(KEY_NEW, KEY_CREATING, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok();
+            // SAFETY: as the unload would run it.
+            unsafe { forget_key() };
+            let never = matches!(finish_key(), Key::Never);
+            began && never && KEY.load(Ordering::SeqCst) == KEY_UNUSABLE && !hook_usable()
+        }));
+    }
+
+    /// After the key is deleted, a thread about to arm its state does not set it, even
+    /// when another key took its number.
+    #[test]
+    fn no_value_is_set_on_a_deleted_key() {
+        assert!(in_child(|| {
+            let Key::Ready(k) = key() else {
+                return false;
+            };
+            if !set_value(k, 0x1230) {
+                return false;
+            }
+            // SAFETY: as the unload would run it.
+            unsafe { forget_key() };
+            let mut reused: c_uint = 0;
+            // SAFETY: `reused` is writable; no destructor.
+            let created = unsafe { pthread_key_create(&mut reused, None) } == 0;
+            let refused = !set_value(k, 0x4560);
+            // SAFETY: `reused` is a live key.
+            let untouched = !created || unsafe { pthread_getspecific(reused) }.is_null();
+            created && refused && untouched
+        }));
     }
 }

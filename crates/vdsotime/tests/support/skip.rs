@@ -95,6 +95,11 @@ pub const REQUIREMENTS: &[(&str, &str)] = &[
          compiled as C++",
     ),
     (
+        "vdso-clocksource",
+        "the clocksource is one the vDSO reads (tsc, arch_sys_counter, \
+         hyperv_clocksource_tsc_page), so that the clocks make no system call",
+    ),
+    (
         "native-cc",
         "`cc` builds for the target under test (not so under `cargo xtask cross`): the \
          README's C commands run as printed",

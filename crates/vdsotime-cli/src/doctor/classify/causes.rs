@@ -76,8 +76,10 @@ fn tsc_evidence(s: &Scene) -> Option<TscEvidence> {
         return Some(TscEvidence::LogUnspecified);
     }
     let offered = |n: &str| f.clocksources_available.iter().any(|a| a == n);
+    // tsc-early listed: the kernel still trusts the TSC and has not yet renamed it tsc.
+    let tsc_listed = offered("tsc") || offered("tsc-early");
     let current_tsc = f.clocksource.as_deref() == Some("tsc");
-    (f.cpu_flags.tsc && !f.clocksources_available.is_empty() && !offered("tsc") && !current_tsc)
+    (f.cpu_flags.tsc && !f.clocksources_available.is_empty() && !tsc_listed && !current_tsc)
         .then_some(TscEvidence::Inferred)
 }
 
@@ -122,7 +124,10 @@ pub fn tsc_unstable(s: &Scene, out: &mut Vec<Finding>) {
         }
     }
     if let Some(b) = clocksources::better(&f.clocksources_available, &cs) {
-        msg += &format!(" Until then: {}", clocksources::switch_sentence(&b));
+        msg += &format!(
+            " Until then: {}",
+            clocksources::switch_sentence(&b, &f.clocksources_available)
+        );
         let sw = clocksources::switch_to(&b);
         fix.clocksource = sw.clocksource;
         fix.sysfs = sw.sysfs;
@@ -193,7 +198,7 @@ pub fn clocksource(s: &Scene, out: &mut Vec<Finding>) {
     match better {
         Some(b) => {
             msg += " ";
-            msg += &clocksources::switch_sentence(&b);
+            msg += &clocksources::switch_sentence(&b, &f.clocksources_available);
             finding = finding.fix(clocksources::switch_to(&b));
         }
         None => {

@@ -49,10 +49,29 @@ pub fn readable(cs: &str) -> Readable {
     }
 }
 
+/// Whether `available` lists the TSC only as `tsc-early`: the kernel registers the TSC
+/// under that name at boot and replaces it by `tsc` once it has refined the calibration
+/// (seconds later), or drops it if the TSC proves unstable meanwhile.
+pub fn tsc_still_early(available: &[String]) -> bool {
+    let listed = |n: &str| available.iter().any(|a| a == n);
+    listed("tsc-early") && !listed("tsc")
+}
+
 /// The clocksource to switch to: the best one in `available` that the vDSO reads, else a
-/// conditional one, never `current`.
+/// conditional one, never `current`. `tsc-early` is offered as `tsc`, the name that
+/// outlives it (see [`switch_sentence`]).
 pub fn better(available: &[String], current: &str) -> Option<String> {
-    let offered = |name: &str| name != current && available.iter().any(|a| a == name);
+    // tsc-early in use is the TSC already: tsc is no switch from it.
+    let current = if current == "tsc-early" {
+        "tsc"
+    } else {
+        current
+    };
+    let offered = |name: &str| {
+        name != current
+            && (available.iter().any(|a| a == name)
+                || (name == "tsc" && tsc_still_early(available)))
+    };
     READABLE
         .iter()
         .chain(CONDITIONAL.iter())
@@ -70,15 +89,22 @@ pub fn switch_to(cs: &str) -> Fix {
     }
 }
 
-/// The switch as a sentence.
-pub fn switch_sentence(cs: &str) -> String {
+/// The switch to `cs` (from [`better`] on `available`) as a sentence.
+pub fn switch_sentence(cs: &str, available: &[String]) -> String {
     let caveat = if readable(cs) == Readable::Conditional {
         format!(" The vDSO reads {cs} only when the host marks it stable: run the doctor again after switching.")
     } else {
         String::new()
     };
+    let listed = if cs == "tsc" && tsc_still_early(available) {
+        // The kernel keeps the name written to current_clocksource and selects it when
+        // a clocksource of that name registers.
+        "which available_clocksource still lists as tsc-early (the kernel renames it tsc once it has refined the TSC's calibration, seconds after boot, and the write below takes effect then)"
+    } else {
+        "which is listed in available_clocksource"
+    };
     format!(
-        "Switch to {cs}, which is listed in available_clocksource: now with `echo {cs} > {SYSFS}` (as root), and across reboots with the kernel parameter `clocksource={cs}`.{caveat}"
+        "Switch to {cs}, {listed}: now with `echo {cs} > {SYSFS}` (as root), and across reboots with the kernel parameter `clocksource={cs}`.{caveat}"
     )
 }
 
@@ -134,6 +160,26 @@ mod tests {
         assert_eq!(better(&list("tsc"), "tsc"), None);
     }
 
+    /// Seconds after boot the TSC is listed as tsc-early: the doctor names tsc, the name
+    /// the kernel will select it by, and says why it is not listed yet.
+    #[test]
+    fn tsc_early_is_offered_as_tsc() {
+        let early = list("tsc-early hpet acpi_pm");
+        assert_eq!(readable("tsc-early"), Readable::Yes);
+        assert!(tsc_still_early(&early));
+        assert!(!tsc_still_early(&list("tsc hpet acpi_pm")));
+        assert_eq!(better(&early, "hpet").as_deref(), Some("tsc"));
+        assert_eq!(better(&early, "tsc-early"), None);
+        let s = switch_sentence("tsc", &early);
+        assert!(s.contains("still lists as tsc-early"), "{s}");
+        assert!(s.contains("clocksource=tsc`"), "{s}");
+        let s = switch_sentence("tsc", &list("tsc hpet"));
+        assert!(
+            s.contains("which is listed in available_clocksource"),
+            "{s}"
+        );
+    }
+
     #[test]
     fn the_fix_is_the_sysfs_write_and_the_boot_parameter() {
         let f = switch_to("tsc");
@@ -142,7 +188,8 @@ mod tests {
             Some("echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource")
         );
         assert_eq!(f.boot.as_deref(), Some("clocksource=tsc"));
-        assert!(switch_sentence("kvm-clock").contains("only when the host marks it stable"));
+        assert!(switch_sentence("kvm-clock", &list("kvm-clock hpet"))
+            .contains("only when the host marks it stable"));
     }
 
     #[test]

@@ -256,3 +256,28 @@ fn healthy_says_what_works_and_how_it_knows() {
     let rseq = p.costs.iter().any(|c| c.route.starts_with("rseq"));
     assert_eq!(codes(&v).contains(&Code::GetcpuFromRseq), rseq);
 }
+
+/// Seconds after boot the kernel lists the TSC as tsc-early (until it has refined the
+/// calibration): not a TSC marked unstable; the switch names tsc, the name that stays.
+#[test]
+fn hpet_while_the_tsc_is_still_tsc_early() {
+    let (mut p, _) = scenario(include_str!("../../../tests/profiles/hpet.json"));
+    assert!(p.facts.cpu_flags.tsc);
+    p.facts.clocksources_available = vec!["tsc-early".into(), "hpet".into(), "acpi_pm".into()];
+    let v = classify(&p);
+    honest(&v);
+    assert!(!codes(&v).contains(&Code::TscMarkedUnstable), "{v:?}");
+    let first = &v.findings[0];
+    assert_eq!(first.code, Code::ClocksourceNotVdsoCapable);
+    assert!(
+        first
+            .message
+            .contains("Switch to tsc, which available_clocksource still lists as tsc-early"),
+        "{}",
+        first.message
+    );
+    assert_eq!(
+        first.fix.as_ref().and_then(|f| f.clocksource.as_deref()),
+        Some("tsc")
+    );
+}
