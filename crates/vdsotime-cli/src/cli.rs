@@ -7,6 +7,7 @@ use crate::bench;
 use crate::check;
 use crate::doctor;
 use crate::inspect;
+use crate::top;
 
 /// Exit status of a usage error (sysexits' EX_USAGE), for every subcommand: never the
 /// doctor's "degraded" (2), so a monitoring script cannot take a typo for a slow clock.
@@ -32,6 +33,7 @@ Examples:
   vdsotime check --duration 2
   vdsotime doctor
   vdsotime dump -o vdso.so && readelf -Ws vdso.so
+  sudo vdsotime top --once --duration 5
   vdsotime completions bash > vdsotime.bash && . ./vdsotime.bash
   vdsotime man | man -l -
 
@@ -39,7 +41,7 @@ Every command but completions and man takes --json: a document instead of tables
 
 Exit status: 0 success (doctor: healthy), 2 doctor: degraded, 1 error (a check
 failed, or the run could not measure, read or write), 64 usage error (unknown
-option or subcommand, bad value)."
+option or subcommand, bad value), 77 top: not permitted to trace."
 )]
 pub struct Cli {
     /// Without a subcommand: write the summary, benchmark and verdict as JSON.
@@ -67,6 +69,9 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     /// Write the vDSO image as an ELF file for readelf/objdump.
     Dump(inspect::dump::DumpArgs),
+    /// Which processes enter the kernel for the time, how often, and why (needs root or
+    /// CAP_PERFMON).
+    Top(top::TopArgs),
     /// Print a shell completion script (bash, zsh, fish) to standard output.
     #[command(after_help = "Examples:
   vdsotime completions bash > vdsotime.bash   # source it, or copy it to

@@ -28,6 +28,7 @@ mod report;
 #[path = "../../vdsotime/tests/support/skip.rs"]
 mod skip;
 mod summary;
+mod top;
 
 use clap::{CommandFactory, Parser};
 
@@ -53,6 +54,7 @@ fn main() {
         Some(Command::Check(a)) => check::run(a, a.json),
         Some(Command::Doctor(a)) => doctor::run(a, a.json),
         Some(Command::Dump(a)) => inspect::dump::run(a, a.json),
+        Some(Command::Top(a)) => top::run(a),
         Some(Command::BenchGetrandom(a)) => bench::getrandom::run(a, a.json),
         Some(Command::Completions { shell }) => manual::completions(
             Cli::command(),
