@@ -129,8 +129,8 @@ fn traced_error(e: TraceError) -> Exit {
 pub fn run(args: &TopArgs) -> Exit {
     let format = if args.json { Format::Json } else { args.format };
     if let Some(pid) = args.pid {
-        if process::comm(pid).is_none() {
-            return Err(format!("--pid {pid}: no such process"));
+        if !process::alive(pid) {
+            return Err(format!("--pid {pid}: no such process (or it has exited)"));
         }
     }
     let layout = match tracefs::locate().and_then(|dir| tracefs::sys_enter(&dir)) {

@@ -56,6 +56,19 @@ pub fn comm(pid: u32) -> Option<String> {
     Some(c.trim_end_matches('\n').to_string())
 }
 
+/// Whether `pid` is still running: it exists and is not a zombie waiting for its parent
+/// (whose /proc entry stays until then).
+pub fn alive(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // `pid (comm) S ...`: the state follows the last `)`, as comm may hold one.
+    let state = stat
+        .rsplit_once(") ")
+        .and_then(|(_, rest)| rest.chars().next());
+    !matches!(state, Some('Z' | 'X') | None)
+}
+
 /// Reads everything about `pid` that /proc still shows; `seen` is false if nothing.
 pub fn read(pid: u32) -> Facts {
     let proc = format!("/proc/{pid}");
@@ -194,7 +207,16 @@ mod tests {
     fn a_process_that_is_gone_is_not_seen() {
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let pid = child.id();
+        // A zombie until waited for: exited all the same.
+        while std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|s| !s.contains(") Z "))
+        {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(!alive(pid), "a zombie has exited");
         child.wait().unwrap();
         assert!(!read(pid).seen);
+        assert!(!alive(pid));
+        assert!(alive(std::process::id()));
     }
 }

@@ -37,7 +37,7 @@ impl<'a> Document<'a> {
             total_per_second: rows.iter().map(|r| r.per_second).sum(),
             total_wasted_cpu: rows.iter().filter_map(|r| r.wasted_cpu).sum(),
             lost_samples: lost,
-            pid_exited: pid.map(|p| crate::top::process::comm(p).is_none()),
+            pid_exited: pid.map(|p| !crate::top::process::alive(p)),
             rows,
         }
     }

@@ -67,6 +67,7 @@ pub enum Abi {
 }
 
 /// This architecture's numbers.
+#[allow(clippy::unnecessary_cast)] // `c_long` is `i32` on 32-bit targets
 fn native() -> Vec<(i64, Call)> {
     let mut v = vec![
         (libc::SYS_clock_gettime as i64, Call::ClockGettime),
@@ -131,6 +132,15 @@ pub fn call(abi: Abi, nr: i64) -> Option<Call> {
         .map(|(_, c)| c)
 }
 
+/// The number of `call` in `abi`, if it has one.
+#[cfg(test)]
+pub fn number(abi: Abi, call: Call) -> Option<i64> {
+    table(abi)
+        .into_iter()
+        .find(|(_, c)| *c == call)
+        .map(|(n, _)| n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,6 +149,7 @@ mod tests {
     fn every_native_number_maps_back() {
         for (n, c) in native() {
             assert_eq!(call(Abi::Native, n), Some(c));
+            assert_eq!(number(Abi::Native, c), Some(n));
             assert!(numbers().contains(&n));
         }
     }

@@ -123,7 +123,7 @@ impl Tally {
                     reason: judged.reason.code(),
                     fix: judged.fix,
                     wasted_cpu: host.waste_ns(call.name()).map(|ns| per_second * ns * 1e-9),
-                    exited: !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+                    exited: !process::alive(pid),
                 }
             })
             .collect();
@@ -139,7 +139,7 @@ mod tests {
     #[test]
     fn counts_by_process_call_and_clock_and_leaves_itself_out() {
         let me = std::process::id();
-        let nr = libc::SYS_clock_gettime as i64;
+        let nr = syscalls::number(syscalls::Abi::Native, Call::ClockGettime).unwrap();
         let mut t = Tally::new(None);
         let call = |pid, arg0| Event::Call {
             pid,
@@ -169,7 +169,7 @@ mod tests {
     fn a_process_gone_before_it_was_read_keeps_its_exec_name() {
         let mut t = Tally::new(None);
         let pid = u32::MAX - 1; // no such process
-        let nr = libc::SYS_gettimeofday as i64;
+        let nr = syscalls::number(syscalls::Abi::Native, Call::Gettimeofday).unwrap();
         t.add(&[
             Event::Comm {
                 pid,

@@ -112,7 +112,7 @@ pub fn sys_enter(tracefs: &Path) -> Result<SysEnter, TraceError> {
 }
 
 /// Offset and size of the field `name` in a tracepoint's `format` text, from its line
-/// `field:long id;	offset:8;	size:8;	signed:1;`.
+/// `field:long id; offset:8; size:8; signed:1;` (tab-separated).
 pub fn field(format: &str, name: &str) -> Option<(usize, usize)> {
     format.lines().find_map(|line| {
         let decl = line.trim().strip_prefix("field:")?;

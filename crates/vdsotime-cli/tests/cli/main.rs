@@ -18,6 +18,8 @@ mod output_file;
 mod prometheus;
 mod summary;
 mod timens;
+mod top;
+mod top_reasons;
 
 /// The core's visible-skip helper (`SKIP <test>: <reason>`, or a failure where
 /// `VDSOTIME_REQUIRE` names the requirement).
@@ -113,6 +115,7 @@ fn every_subcommand_has_help_with_examples() {
         &["check"],
         &["doctor"],
         &["dump"],
+        &["top"],
     ] {
         let mut a = sub.to_vec();
         a.push("--help");
