@@ -33,7 +33,7 @@ Examples:
   vdsotime check --duration 2
   vdsotime doctor
   vdsotime dump -o vdso.so && readelf -Ws vdso.so
-  sudo vdsotime top --once --duration 5
+  vdsotime top --once --duration 2        # as root: who pays system calls for the time
   vdsotime completions bash > vdsotime.bash && . ./vdsotime.bash
   vdsotime man | man -l -
 

@@ -30,19 +30,20 @@ pub fn name(id: i32) -> String {
     // include/linux/posix-timers_types.h: ~id >> 3 is the pid (or fd), the low two bits
     // the kind, bit 2 per-thread.
     let who = !id >> 3;
-    match id & 7 {
-        3 => format!("CLOCK_FD(fd {who})"),
-        k => {
-            let what = ["PROF", "VIRT", "SCHED"][(k & 3) as usize];
-            let (scope, who) = match (k & 4 != 0, who) {
-                (true, 0) => ("tid", "self".to_string()),
-                (false, 0) => ("pid", "self".to_string()),
-                (true, n) => ("tid", n.to_string()),
-                (false, n) => ("pid", n.to_string()),
-            };
-            format!("CPUCLOCK_{what}({scope} {who})")
-        }
-    }
+    let what = match id & 3 {
+        0 => "PROF",
+        1 => "VIRT",
+        2 => "SCHED",
+        _ if id & 7 == 3 => return format!("CLOCK_FD(fd {who})"),
+        _ => return format!("clock id {id}"),
+    };
+    let scope = if id & 4 != 0 { "tid" } else { "pid" };
+    let who = if who == 0 {
+        "self".to_string()
+    } else {
+        who.to_string()
+    };
+    format!("CPUCLOCK_{what}({scope} {who})")
 }
 
 /// What clock `id` is, with `aux_enabled` the enabled auxiliary clock ids.
@@ -50,7 +51,8 @@ pub fn kind(id: i32, aux_enabled: &[i32]) -> Kind {
     const CPUTIME: [i32; 2] = [2, 3];
     match id {
         _ if id < 0 && id & 7 == 3 => Kind::Dynamic,
-        _ if id < 0 => Kind::CpuTime,
+        _ if id < 0 && id & 3 != 3 => Kind::CpuTime,
+        _ if id < 0 => Kind::NotServed,
         _ if CPUTIME.contains(&id) => Kind::CpuTime,
         0 | 1 | 4..=7 | 11 => Kind::Served,
         16..=23 if aux_enabled.contains(&id) => Kind::Served,
@@ -72,6 +74,9 @@ mod tests {
         assert_eq!(name(!42 << 3 | 2), "CPUCLOCK_SCHED(pid 42)");
         assert_eq!(name(!42 << 3 | 2 | 4), "CPUCLOCK_SCHED(tid 42)");
         assert_eq!(name(!5 << 3 | 3), "CLOCK_FD(fd 5)");
+        // Per-thread bit with the fd kind: no such clock (the kernel says EINVAL).
+        assert_eq!(name(-1), "clock id -1");
+        assert_eq!(name(i32::MIN | 7), format!("clock id {}", i32::MIN | 7));
     }
 
     #[test]
@@ -84,5 +89,6 @@ mod tests {
         assert_eq!(kind(16, &[]), Kind::AuxDisabled);
         assert_eq!(kind(16, &[16]), Kind::Served);
         assert_eq!(kind(8, &[]), Kind::NotServed);
+        assert_eq!(kind(-1, &[]), Kind::NotServed);
     }
 }

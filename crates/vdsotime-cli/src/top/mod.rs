@@ -64,10 +64,11 @@ Exit status: 0 success, 1 error (no such --pid, tracing failed), 64 usage error,
 77 not permitted (no root or CAP_PERFMON, or tracefs not readable).
 
 Examples:
-  sudo vdsotime top                               # live; q quits
-  sudo vdsotime top --once --duration 5
-  sudo vdsotime top --once --pid 1234 --json | jq '.rows[] | {comm, reason}'
-  sudo vdsotime top --duration 10 --format prometheus > vdsotime_top.prom"))]
+  vdsotime top                         # as root, as every example; live in a terminal, q quits
+  vdsotime top --once --duration 2
+  vdsotime top --once --duration 2 --json | jq '.rows[] | {pid, comm, syscall, reason}'
+  vdsotime top --once --pid 1 --duration 2
+  vdsotime top --duration 2 --format prometheus > vdsotime_top.prom"))]
 pub struct TopArgs {
     /// Write one JSON document (--format json).
     #[arg(long)]
@@ -171,4 +172,24 @@ pub fn run(args: &TopArgs) -> Exit {
         Format::Table => print!("{}", render::text(&doc)),
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// `top --help` and so its man page list every reason code, each with its meaning.
+    #[test]
+    fn the_help_lists_every_reason_code() {
+        let mut cmd = crate::cli::Cli::command();
+        let top = cmd.find_subcommand_mut("top").expect("top");
+        let help = top.render_long_help().to_string();
+        for (_, code, _) in super::reason::ALL {
+            assert!(
+                help.lines()
+                    .any(|l| l.trim_start().starts_with(&format!("{code} "))),
+                "{code} missing from:\n{help}"
+            );
+        }
+    }
 }
