@@ -264,6 +264,14 @@ fn prometheus_output_is_bounded_and_promtool_clean() {
         out.contains("\nvdsotime_top_all_calls_per_second "),
         "{out}"
     );
+    let doc = docs_top();
+    for family in out.lines().filter_map(|l| l.strip_prefix("# TYPE ")) {
+        let name = family.split(' ').next().unwrap();
+        assert!(
+            doc.contains(&format!("`{name}`")),
+            "docs/top.md lacks {name}"
+        );
+    }
     let mut promtool = match Command::new("promtool")
         .args(["check", "metrics"])
         .stdin(Stdio::piped())
@@ -290,6 +298,42 @@ fn prometheus_output_is_bounded_and_promtool_clean() {
     assert!(
         o.status.success() && said.trim().is_empty(),
         "promtool: {said}\n{out}"
+    );
+}
+
+/// docs/top.md.
+fn docs_top() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/top.md");
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Every reason code `top --help` lists is in docs/top.md's table, and no other.
+#[test]
+fn the_docs_list_the_reason_codes_of_the_help() {
+    let (_, help, _) = parts(&run(&["top", "--help"]));
+    let section = help
+        .split_once("Reasons, checked in this order")
+        .expect("reasons")
+        .1;
+    let codes: Vec<&str> = section
+        .lines()
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(codes.len(), 11, "{help}");
+    let doc = docs_top();
+    let table = doc.split_once("## Reasons").expect("a Reasons section").1;
+    let table = table.split_once("\n## ").map_or(table, |(t, _)| t);
+    let documented: Vec<&str> = table
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split_once("` | ").map(|(c, _)| c))
+        .filter(|c| c.chars().all(|ch| ch.is_ascii_lowercase() || ch == '_'))
+        .collect();
+    assert_eq!(
+        documented, codes,
+        "docs/top.md's reason table, in the help's order"
     );
 }
 
