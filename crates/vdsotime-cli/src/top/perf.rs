@@ -123,7 +123,7 @@ fn open_cpu(cpu: i32, layout: &SysEnter, filter: &std::ffi::CStr) -> Result<Ring
         });
     }
     // SAFETY: a new descriptor that nothing else owns.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+    let fd = unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) };
     // SAFETY: the filter is a NUL-terminated string the kernel copies.
     let rc = unsafe {
         libc::ioctl(

@@ -67,26 +67,23 @@ pub enum Abi {
 }
 
 /// This architecture's numbers.
-#[allow(clippy::unnecessary_cast)] // `c_long` is `i32` on 32-bit targets
 fn native() -> Vec<(i64, Call)> {
+    use linux_raw_sys::general as nr;
     let mut v = vec![
-        (libc::SYS_clock_gettime as i64, Call::ClockGettime),
-        (libc::SYS_gettimeofday as i64, Call::Gettimeofday),
-        (libc::SYS_clock_getres as i64, Call::ClockGetres),
-        (libc::SYS_getcpu as i64, Call::Getcpu),
-        (libc::SYS_getrandom as i64, Call::Getrandom),
+        (nr::__NR_clock_gettime, Call::ClockGettime),
+        (nr::__NR_gettimeofday, Call::Gettimeofday),
+        (nr::__NR_clock_getres, Call::ClockGetres),
+        (nr::__NR_getcpu, Call::Getcpu),
+        (nr::__NR_getrandom, Call::Getrandom),
     ];
     #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
-    v.push((libc::SYS_time as i64, Call::Time));
+    v.push((nr::__NR_time, Call::Time));
     #[cfg(target_pointer_width = "32")]
     v.extend([
-        (libc::SYS_clock_gettime64 as i64, Call::ClockGettime64),
-        (
-            libc::SYS_clock_getres_time64 as i64,
-            Call::ClockGetresTime64,
-        ),
+        (nr::__NR_clock_gettime64, Call::ClockGettime64),
+        (nr::__NR_clock_getres_time64, Call::ClockGetresTime64),
     ]);
-    v
+    v.into_iter().map(|(n, c)| (i64::from(n), c)).collect()
 }
 
 /// i386's numbers (arch/x86/entry/syscalls/syscall_32.tbl), for i386 processes on x86_64.
