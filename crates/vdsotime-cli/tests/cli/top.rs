@@ -108,21 +108,33 @@ pub fn rows_of(doc: &Value, pid: u32) -> Vec<Value> {
         .collect()
 }
 
+/// Starts the loop program in `mode` at `rate` calls/s and watches it for `seconds` with
+/// `top --pid`: the loop (kept running until dropped), the document and the loop's rows;
+/// `None` after a SKIP.
+pub fn watch_loop(
+    test: &str,
+    mode: &str,
+    rate: &str,
+    seconds: &str,
+) -> Option<(Running, Value, Vec<Value>)> {
+    let dir = scratch(&format!("top-{mode}-{rate}"));
+    if !traceable(test) {
+        return None;
+    }
+    let exe = build_loop(test, &dir)?;
+    let child = start(Command::new(&exe).args([mode, rate, "60"]));
+    std::thread::sleep(Duration::from_millis(200));
+    let doc = top_json(seconds, &["--pid", &child.pid().to_string()]);
+    let rows = rows_of(&doc, child.pid());
+    Some((child, doc, rows))
+}
+
 #[test]
 fn a_paced_direct_syscall_loop_is_listed_at_its_rate() {
     const TEST: &str = "top::a_paced_direct_syscall_loop_is_listed_at_its_rate";
-    let dir = scratch("top-rate");
-    if !traceable(TEST) {
-        return;
-    }
-    let Some(exe) = build_loop(TEST, &dir) else {
+    let Some((child, doc, rows)) = watch_loop(TEST, "syscall", "2000", "3") else {
         return;
     };
-    let child = start(Command::new(&exe).args(["syscall", "2000", "60"]));
-    std::thread::sleep(Duration::from_millis(200));
-    let pid = child.pid().to_string();
-    let doc = top_json("3", &["--pid", &pid]);
-    let rows = rows_of(&doc, child.pid());
     assert_eq!(rows.len(), 1, "one row for the loop: {doc:#}");
     let r = &rows[0];
     assert_eq!(r["syscall"], "clock_gettime", "{r}");

@@ -8,21 +8,14 @@ use std::time::Duration;
 
 use crate::scratch;
 use crate::skip::skip;
-use crate::top::{build_loop, rows_of, start, top_json, traceable};
+use crate::top::{build_loop, rows_of, start, top_json, traceable, watch_loop};
 
 #[test]
 fn a_glibc_cpu_time_loop_gets_the_cpu_time_reason() {
     const TEST: &str = "top_reasons::a_glibc_cpu_time_loop_gets_the_cpu_time_reason";
-    let dir = scratch("top-cputime");
-    if !traceable(TEST) {
-        return;
-    }
-    let Some(exe) = build_loop(TEST, &dir) else {
+    let Some((_child, doc, rows)) = watch_loop(TEST, "cputime", "1000", "2") else {
         return;
     };
-    let child = start(Command::new(&exe).args(["cputime", "1000", "60"]));
-    let doc = top_json("2", &["--pid", &child.pid().to_string()]);
-    let rows = rows_of(&doc, child.pid());
     assert_eq!(rows.len(), 1, "{doc:#}");
     assert_eq!(rows[0]["clock"], "CLOCK_PROCESS_CPUTIME_ID", "{}", rows[0]);
     assert_eq!(rows[0]["reason"], "cpu_time_clock", "{}", rows[0]);
@@ -40,10 +33,7 @@ fn python_process_time_gets_the_cpu_time_reason() {
         return;
     }
     let code = "import time\nend = time.monotonic() + 60\nwhile time.monotonic() < end:\n    time.process_time()\n    time.sleep(0.001)\n";
-    let child = match Command::new("python3").args(["-c", code]).spawn() {
-        Ok(c) => crate::top::Running(c),
-        Err(e) => return skip(TEST, "perf", format!("no python3: {e}")),
-    };
+    let child = start(Command::new("python3").args(["-c", code]));
     let doc = top_json("2", &["--pid", &child.pid().to_string()]);
     let rows = rows_of(&doc, child.pid());
     let cpu: Vec<_> = rows
@@ -58,18 +48,12 @@ fn python_process_time_gets_the_cpu_time_reason() {
 #[test]
 fn a_loop_the_vdso_serves_is_not_listed() {
     const TEST: &str = "top_reasons::a_loop_the_vdso_serves_is_not_listed";
-    let dir = scratch("top-vdso");
-    if !traceable(TEST) {
-        return;
-    }
-    let Some(exe) = build_loop(TEST, &dir) else {
+    let Some((_child, _doc, rows)) = watch_loop(TEST, "vdso", "2000", "2") else {
         return;
     };
-    let child = start(Command::new(&exe).args(["vdso", "2000", "60"]));
-    let doc = top_json("2", &["--pid", &child.pid().to_string()]);
     // Only where the clocksource cannot be read in user space does the kernel see them,
     // and then with that reason.
-    for r in rows_of(&doc, child.pid()) {
+    for r in rows {
         assert_eq!(
             r["reason"], "clocksource",
             "a vDSO call reached the kernel: {r}"
