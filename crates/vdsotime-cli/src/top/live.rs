@@ -68,6 +68,20 @@ impl Drop for Keys {
     }
 }
 
+/// Table rows that fit the terminal beside the totals, the fixes and the footer.
+fn table_rows() -> usize {
+    // SAFETY: a zeroed winsize is a valid out-parameter for TIOCGWINSZ on fd 1.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    // SAFETY: fd 1 and a valid pointer of the size the request writes.
+    let ok = unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) } == 0;
+    let height = if ok && ws.ws_row > 0 {
+        usize::from(ws.ws_row)
+    } else {
+        24
+    };
+    height.saturating_sub(14).max(3)
+}
+
 /// Redraws every second until `q`.
 pub fn run(tracer: &mut Tracer, tally: &mut Tally, host: &Host) {
     let handler = on_signal as extern "C" fn(libc::c_int);
@@ -93,7 +107,7 @@ pub fn run(tracer: &mut Tracer, tally: &mut Tally, host: &Host) {
         }
         let rows = tally.rows(seconds, host);
         let doc = Document::new(&rows, seconds, tally.only, tally.lost, host);
-        let screen = render::text(&doc);
+        let screen = render::text(&doc, table_rows());
         let _ = write!(
             out,
             "\x1b[H\x1b[2J{screen}\nq quits; refreshed every second.\n"

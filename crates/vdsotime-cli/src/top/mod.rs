@@ -169,7 +169,7 @@ pub fn run(args: &TopArgs) -> Exit {
     match format {
         Format::Json => output::print_json(&doc)?,
         Format::Prometheus => print!("{}", prometheus::render(&doc, args.top)),
-        Format::Table => print!("{}", render::text(&doc)),
+        Format::Table => print!("{}", render::text(&doc, render::TABLE_ROWS)),
     }
     Ok(0)
 }

@@ -60,8 +60,9 @@ fn cpu(v: Option<f64>) -> String {
 /// Rows the table shows; the JSON document has them all.
 pub const TABLE_ROWS: usize = 30;
 
-/// The table (at most [`TABLE_ROWS`] rows), its totals line, and each distinct fix once.
-pub fn text(doc: &Document) -> String {
+/// The table (at most `max_rows` rows, [`TABLE_ROWS`] when printed once), its totals
+/// line, and each distinct fix once.
+pub fn text(doc: &Document, max_rows: usize) -> String {
     let mut out = format!(
         "Time system calls over {:.1} s{}: {} calls/s, wasting {} of a CPU against the vDSO \
          (clocksource {}).\n",
@@ -94,7 +95,7 @@ pub fn text(doc: &Document) -> String {
         "WASTED CPU",
         "REASON",
     ]);
-    for r in doc.rows.iter().take(TABLE_ROWS) {
+    for r in doc.rows.iter().take(max_rows) {
         let comm = if r.exited {
             format!("{} (exited)", r.comm)
         } else {
@@ -112,15 +113,15 @@ pub fn text(doc: &Document) -> String {
         ]);
     }
     out += &format!("{t}\n");
-    if doc.rows.len() > TABLE_ROWS {
+    if doc.rows.len() > max_rows {
         out += &format!(
             "... and {} more rows with fewer calls (--json lists every row).\n",
-            doc.rows.len() - TABLE_ROWS
+            doc.rows.len() - max_rows
         );
     }
     out += "\nFixes:\n";
     let mut seen: Vec<(&str, &str)> = Vec::new();
-    for r in doc.rows.iter().take(TABLE_ROWS) {
+    for r in doc.rows.iter().take(max_rows) {
         if !seen.contains(&(r.reason, r.fix.as_str())) {
             seen.push((r.reason, &r.fix));
             out += &format!("  {}: {}\n", r.reason, r.fix);
