@@ -100,7 +100,8 @@ fn open_cpu(cpu: i32, layout: &SysEnter, filter: &std::ffi::CStr) -> Result<Ring
         sample_period: 1,
         sample_type: PERF_SAMPLE_TID | PERF_SAMPLE_RAW,
         flags: FLAG_COMM | FLAG_COMM_EXEC,
-        wakeup_events: 1,
+        // No wake-up per sample (an irq_work each): the buffers are read on a timer.
+        wakeup_events: 0,
         ..Attr::default()
     };
     // SAFETY: `attr` is a valid perf_event_attr of the size it states; pid -1 with a CPU
