@@ -7,6 +7,7 @@ use crate::bench;
 use crate::check;
 use crate::doctor;
 use crate::inspect;
+use crate::top;
 
 /// Exit status of a usage error (sysexits' EX_USAGE), for every subcommand: never the
 /// doctor's "degraded" (2), so a monitoring script cannot take a typo for a slow clock.
@@ -41,6 +42,7 @@ Examples:
   vdsotime check --duration 2
   vdsotime doctor
   vdsotime dump -o vdso.so && readelf -Ws vdso.so
+  vdsotime top --once --duration 2        # as root: who pays system calls for the time
   vdsotime completions bash > vdsotime.bash && . ./vdsotime.bash
   vdsotime man | man -l -
 
@@ -48,7 +50,7 @@ Every command but completions and man takes --json: a document instead of tables
 
 Exit status: 0 success (doctor: healthy), 2 doctor: degraded, 1 error (a check
 failed, or the run could not measure, read or write), 64 usage error (unknown
-option or subcommand, bad value)."
+option or subcommand, bad value), 77 top: not permitted to trace."
 )]
 pub struct Cli {
     /// Without a subcommand: write the summary, benchmark and verdict as JSON.
@@ -89,6 +91,9 @@ pub enum Command {
     /// Copies the vDSO the kernel mapped into this process, byte for byte, to a file or to
     /// standard output (never to a terminal), so the usual ELF tools can read it.
     Dump(inspect::dump::DumpArgs),
+    /// Which processes enter the kernel for the time, how often, and why (needs root or
+    /// CAP_PERFMON).
+    Top(top::TopArgs),
     /// Print a shell completion script (bash, zsh, fish) to standard output.
     ///
     /// The script completes subcommands, options and their values; the packages install

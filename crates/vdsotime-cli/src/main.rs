@@ -7,7 +7,8 @@
 //! document and `first_calls` the first-call figures it carries. Over them, one folder per family of subcommands: `bench` (bench,
 //! bench-getrandom, the first call, tables and SVG), `check` (readings against the kernel,
 //! fault injection), `doctor` (the seccomp proof, the machine's profile, the judgement, its
-//! output) and `inspect` (info, dump); `summary` is the run without a subcommand.
+//! output), `inspect` (info, dump) and `top` (the processes that enter the kernel for the
+//! time, and why); `summary` is the run without a subcommand.
 
 mod arg_values;
 mod aux_clocks;
@@ -28,6 +29,7 @@ mod report;
 #[path = "../../vdsotime/tests/support/skip.rs"]
 mod skip;
 mod summary;
+mod top;
 
 use clap::{CommandFactory, Parser};
 
@@ -53,6 +55,7 @@ fn main() {
         Some(Command::Check(a)) => check::run(a, a.json),
         Some(Command::Doctor(a)) => doctor::run(a, a.json),
         Some(Command::Dump(a)) => inspect::dump::run(a, a.json),
+        Some(Command::Top(a)) => top::run(a),
         Some(Command::BenchGetrandom(a)) => bench::getrandom::run(a, a.json),
         Some(Command::Completions { shell }) => manual::completions(
             Cli::command(),

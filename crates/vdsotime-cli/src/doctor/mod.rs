@@ -29,6 +29,9 @@ pub mod seccomp;
 /// Exit status of a degraded verdict.
 pub const EXIT_DEGRADED: i32 = 2;
 
+/// Seconds measured per function and path by default (also `top`'s measurement).
+pub const DEFAULT_SECONDS: f64 = 0.04;
+
 /// What `doctor` writes.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -63,7 +66,7 @@ pub struct DoctorArgs {
     #[arg(long)]
     pub json: bool,
     /// Seconds spent measuring each function through each path (at most 60).
-    #[arg(long, default_value_t = 0.04, value_parser = arg_values::doctor_seconds)]
+    #[arg(long, default_value_t = DEFAULT_SECONDS, value_parser = arg_values::doctor_seconds)]
     pub duration: f64,
     /// Output format (--json is --format json).
     #[arg(long, value_enum, default_value_t = Format::Text, conflicts_with = "json")]

@@ -32,19 +32,20 @@ fn labels(pairs: &[(&str, &str)]) -> String {
 }
 
 /// Writes metric families, each HELP and TYPE line once before its samples.
-struct Writer {
-    out: String,
+/// (Also the writer of `top --format prometheus`.)
+pub(crate) struct Writer {
+    pub(crate) out: String,
 }
 
 impl Writer {
-    fn family(&mut self, name: &str, help: &str) {
+    pub(crate) fn family(&mut self, name: &str, help: &str) {
         // HELP text escapes backslash and newline only.
         let help = help.replace('\\', "\\\\").replace('\n', "\\n");
         let _ = writeln!(self.out, "# HELP {name} {help}");
         let _ = writeln!(self.out, "# TYPE {name} gauge");
     }
 
-    fn sample(&mut self, name: &str, pairs: &[(&str, &str)], value: f64) {
+    pub(crate) fn sample(&mut self, name: &str, pairs: &[(&str, &str)], value: f64) {
         if value.is_finite() {
             let _ = writeln!(self.out, "{name}{} {value}", labels(pairs));
         }

@@ -21,6 +21,8 @@ mod prometheus;
 mod summary;
 mod timens;
 mod version;
+mod top;
+mod top_reasons;
 
 /// The core's visible-skip helper (`SKIP <test>: <reason>`, or a failure where
 /// `VDSOTIME_REQUIRE` names the requirement).
@@ -116,6 +118,7 @@ fn every_subcommand_has_help_with_examples() {
         &["check"],
         &["doctor"],
         &["dump"],
+        &["top"],
     ] {
         let mut a = sub.to_vec();
         a.push("--help");

@@ -100,6 +100,15 @@ pub const REQUIREMENTS: &[(&str, &str)] = &[
          hyperv_clocksource_tsc_page), so that the clocks make no system call",
     ),
     (
+        "perf",
+        "root or CAP_PERFMON: perf_event_open on the kernel's syscall tracepoints (vdsotime top)",
+    ),
+    (
+        "libc-getrandom-syscall",
+        "a C library whose getrandom() enters the kernel (glibc older than 2.41), for the \
+         preload library to take over",
+    ),
+    (
         "native-cc",
         "`cc` builds for the target under test (not so under `cargo xtask cross`): the \
          README's C commands run as printed",

@@ -1,0 +1,167 @@
+//! `cargo bench -p vdsotime-cli --bench top_overhead` (as root): what `vdsotime top` costs
+//! the process it watches, and its own CPU while it watches.
+//!
+//! The watched process is this one, calling `syscall(SYS_clock_gettime, CLOCK_MONOTONIC)`
+//! in trials of `CALLS` calls. Each round runs one untraced trial and one traced trial (a
+//! `vdsotime top --once --pid <this>` running, its perf events open), in rotated order.
+//! `top` watches for 15 s, so a traced trial (started once its events are open) ends
+//! inside its window while a call costs under ~10 µs. Reported: each path's fastest trial in ns per call, the median ratio traced/untraced,
+//! the added ns per call and what it makes for a process making 1 M such calls per second,
+//! the calls `top` counted against those made, and `top`'s CPU (user + system) per second
+//! of watching. Nothing is asserted: a figure on a shared machine is a measurement, not a
+//! pass mark.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Calls per trial.
+const CALLS: u64 = 1_000_000;
+/// Rounds.
+const ROUNDS: usize = 5;
+
+fn clock_syscall() {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid clock id and a valid out-pointer.
+    unsafe { libc::syscall(libc::SYS_clock_gettime, libc::CLOCK_MONOTONIC, &mut ts) };
+    std::hint::black_box(ts.tv_nsec);
+}
+
+/// ns per call of one trial.
+fn trial() -> f64 {
+    let start = Instant::now();
+    for _ in 0..CALLS {
+        clock_syscall();
+    }
+    start.elapsed().as_secs_f64() * 1e9 / CALLS as f64
+}
+
+/// perf event descriptors `pid` holds.
+fn perf_fds(pid: u32) -> usize {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return 0;
+    };
+    dir.filter_map(Result::ok)
+        .filter_map(|e| std::fs::read_link(e.path()).ok())
+        .filter(|t| t.to_string_lossy().contains("perf_event"))
+        .count()
+}
+
+/// CPU seconds (user + system) `pid` has used.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let rest = stat.rsplit_once(") ").map_or("", |(_, r)| r);
+    let f: Vec<f64> = rest.split(' ').filter_map(|x| x.parse().ok()).collect();
+    // After the state: fields 4.. of stat; utime and stime are stat's 14th and 15th.
+    // SAFETY: sysconf has no memory effects.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    match (f.get(10), f.get(11)) {
+        (Some(u), Some(s)) => (u + s) / hz,
+        _ => f64::NAN,
+    }
+}
+
+struct Traced {
+    ns: f64,
+    counted: u64,
+    lost: u64,
+    top_cpu_per_s: f64,
+}
+
+fn traced_trial(cpus: usize) -> Option<Traced> {
+    let me = std::process::id().to_string();
+    let child: Child = Command::new(env!("CARGO_BIN_EXE_vdsotime"))
+        .args(["top", "--once", "--duration", "15", "--json", "--pid", &me])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .ok()?;
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while perf_fds(pid) < cpus {
+        if Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let (cpu0, t0) = (cpu_seconds(pid), Instant::now());
+    let ns = trial();
+    let top_cpu_per_s = (cpu_seconds(pid) - cpu0) / t0.elapsed().as_secs_f64();
+    let out = child.wait_with_output().ok()?;
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    let counted = doc["rows"]
+        .as_array()?
+        .iter()
+        .filter(|r| r["syscall"] == "clock_gettime")
+        .filter_map(|r| r["calls"].as_u64())
+        .sum();
+    let lost = doc["lost_samples"].as_u64()?;
+    Some(Traced {
+        ns,
+        counted,
+        lost,
+        top_cpu_per_s,
+    })
+}
+
+fn main() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!(
+            "SKIP top_overhead: not root: vdsotime top needs root or CAP_PERFMON (needs perf)"
+        );
+        return;
+    }
+    // `cargo bench` passes --bench; `cargo test --benches` would pass nothing to run.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("top_overhead: run with cargo bench (one traced round takes seconds)");
+        return;
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (mut plain, mut traced) = (Vec::new(), Vec::new());
+    for round in 0..ROUNDS {
+        let mut one = |traced_first: bool| {
+            if traced_first {
+                match traced_trial(cpus) {
+                    Some(t) => traced.push(t),
+                    None => eprintln!("round {round}: vdsotime top did not start tracing"),
+                }
+            } else {
+                plain.push(trial());
+            }
+        };
+        let first = round % 2 == 1;
+        one(first);
+        one(!first);
+    }
+    if traced.is_empty() {
+        eprintln!("no traced trial ran");
+        std::process::exit(1);
+    }
+    let fastest = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    let traced_ns: Vec<f64> = traced.iter().map(|t| t.ns).collect();
+    let mut ratios: Vec<f64> = traced_ns.iter().zip(&plain).map(|(t, p)| t / p).collect();
+    ratios.sort_by(f64::total_cmp);
+    let median = ratios[ratios.len() / 2];
+    let (p, t) = (fastest(&plain), fastest(&traced_ns));
+    let added = t - p;
+    println!("syscall(SYS_clock_gettime), {CALLS} calls per trial, {ROUNDS} rounds, rotated order");
+    println!("  untraced: {p:.1} ns/call (fastest trial)");
+    println!(
+        "  traced:   {t:.1} ns/call (fastest trial); median ratio traced/untraced {median:.3}"
+    );
+    println!(
+        "  added by tracing: {added:.1} ns/call = {:.1}% of the CPU of a process making 1 M of these calls/s",
+        added * 1e6 / 1e9 * 100.0
+    );
+    for (i, tr) in traced.iter().enumerate() {
+        println!(
+            "  traced trial {i}: top counted {} of {CALLS} calls ({} samples lost); top's own CPU {:.1}% of one CPU while watching",
+            tr.counted,
+            tr.lost,
+            tr.top_cpu_per_s * 100.0
+        );
+    }
+}

@@ -1,0 +1,64 @@
+//! What applies to every process on this host, taken before tracing starts: the
+//! doctor's own proof and measurement (whether the vDSO reads the clocksource, what a
+//! system call and a vDSO call cost here), the vDSO's getrandom, the enabled aux clocks.
+
+use crate::doctor::call_paths::{self, PathKind};
+use crate::doctor::profile::{self, Cost};
+
+/// Host-wide facts.
+#[derive(Clone, Debug, Default)]
+pub struct Host {
+    /// The current clocksource's name.
+    pub clocksource: Option<String>,
+    /// The doctor proved (or timed) that the vDSO falls back to the system call for
+    /// `clock_gettime(MONOTONIC)`: the clocksource cannot be read in user space.
+    pub clocksource_slow: bool,
+    /// The vDSO exports `__vdso_getrandom` (Linux 6.11+).
+    pub vdso_getrandom: bool,
+    /// The enabled auxiliary clock ids.
+    pub aux_enabled: Vec<i32>,
+    /// The doctor's costs on this host.
+    pub costs: Vec<Cost>,
+}
+
+impl Host {
+    /// Probes and measures as `vdsotime doctor` does, for `seconds` per path.
+    pub fn collect(seconds: f64) -> Host {
+        let (profile, _) = profile::collect(&crate::doctor::plan(seconds));
+        let paths = call_paths::derive(&profile);
+        let clocksource_slow = paths.iter().any(|p| {
+            p.function == "clock_gettime"
+                && p.clock.as_deref() == Some("MONOTONIC")
+                && p.path == PathKind::VdsoFallback
+        });
+        Host {
+            clocksource: profile.facts.clocksource.clone(),
+            clocksource_slow,
+            vdso_getrandom: vdsotime::vdso()
+                .is_some_and(|v| v.lookup("__vdso_getrandom", None).is_some()),
+            aux_enabled: crate::aux_clocks::enabled()
+                .into_iter()
+                .map(|c| c.as_raw())
+                .collect(),
+            costs: profile.costs,
+        }
+    }
+
+    /// ns one call of `syscall` wastes against the vDSO: the doctor's system call cost
+    /// less its vDSO cost, for that function (and `clock_gettime(MONOTONIC)` for a call
+    /// or clock it did not time). `None` where neither was measured.
+    pub fn waste_ns(&self, syscall: &str) -> Option<f64> {
+        let base = match syscall {
+            "clock_gettime64" => "clock_gettime",
+            "clock_getres_time64" => "clock_getres",
+            s => s,
+        };
+        let find = |f: &str, clock: Option<&str>| {
+            self.costs
+                .iter()
+                .find(|c| c.function == f && (clock.is_none() || c.clock.as_deref() == clock))
+        };
+        let c = find(base, None).or_else(|| find("clock_gettime", Some("CLOCK_MONOTONIC")))?;
+        Some((c.syscall_ns - c.vdsotime_ns).max(0.0))
+    }
+}

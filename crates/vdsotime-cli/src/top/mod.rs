@@ -1,0 +1,195 @@
+//! `vdsotime top`: which processes enter the kernel for the time, how often, and why.
+//! `tracefs` finds the syscall tracepoint, `perf` samples it on every CPU, `syscalls`
+//! and `clocks` name what was called, `process` and `host` gather the facts the
+//! `reason` checks read, `tally` counts, and `render`, `prometheus` and `live` write.
+
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use crate::output::{self, Exit};
+
+pub mod clocks;
+pub mod host;
+pub mod live;
+pub mod perf;
+pub mod process;
+pub mod prometheus;
+pub mod reason;
+pub mod render;
+pub mod syscalls;
+pub mod tally;
+pub mod tracefs;
+
+use tracefs::TraceError;
+
+/// Exit status when the privilege to trace is missing (sysexits' EX_NOPERM).
+pub const EXIT_NOPERM: i32 = 77;
+
+/// What `top` writes.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// A table, its totals and the fixes, for people.
+    Table,
+    /// One document with a row per (process, system call, clock).
+    Json,
+    /// node_exporter textfile-collector metrics: the top process names and a total.
+    Prometheus,
+}
+
+/// Options of `top`.
+#[derive(clap::Args, Debug, Clone)]
+#[command(after_help = concat!(
+"How it counts: the kernel's raw_syscalls:sys_enter tracepoint, opened with
+perf_event_open on every CPU with an in-kernel filter that passes only the time
+system calls (clock_gettime, clock_gettime64, gettimeofday, time, clock_getres,
+clock_getres_time64, getcpu, getrandom; on x86_64 also those of i386 processes).
+It needs root, or CAP_PERFMON with read access to tracefs; tracefs is mounted at
+/sys/kernel/tracing if it is not. Wasted CPU is calls/s x (system call - vDSO
+cost), both measured on this host as `vdsotime doctor` measures them.
+
+Reasons, checked in this order (the first that holds is the row's):
+  cpu_time_clock      CPU-time clock (PROCESS/THREAD_CPUTIME_ID, clock_getcpuclockid)
+  dynamic_clock       a file descriptor's clock (PTP)
+  aux_clock_disabled  CLOCK_AUX0..7 not enabled
+  clock_not_in_vdso   another id the vDSO never serves (alarm clocks, invalid ids)
+  no_vdso_mapping     no [vdso] in /proc/PID/maps
+  clocksource         the vDSO cannot read the clocksource (see vdsotime doctor)
+  getrandom_no_vdso   kernel older than 6.11, or C library older than glibc 2.41
+  traced              a ptrace tracer (strace, gdb) is attached
+  static_binary       no interpreter: the libc linked in made the call
+  exited_unchecked    exited before /proc could be read; only the clock was checked
+  direct_syscall      none of the above: the program calls the kernel itself
+
+Exit status: 0 success, 1 error (no such --pid, tracing failed), 64 usage error,
+77 not permitted (no root or CAP_PERFMON, or tracefs not readable).
+
+Examples:
+  vdsotime top                         # as root, as every example; live in a terminal, q quits
+  vdsotime top --once --duration 2
+  vdsotime top --once --duration 2 --json | jq '.rows[] | {pid, comm, syscall, reason}'
+  vdsotime top --once --pid 1 --duration 2
+  vdsotime top --duration 2 --format prometheus > vdsotime_top.prom"))]
+pub struct TopArgs {
+    /// Write one JSON document (--format json).
+    #[arg(long)]
+    pub json: bool,
+    /// Watch once for --duration seconds and print, instead of the live view (the default
+    /// when standard output is not a terminal).
+    #[arg(long)]
+    pub once: bool,
+    /// Seconds to watch with --once (at most 3600).
+    #[arg(long, default_value_t = 5.0, value_parser = duration)]
+    pub duration: f64,
+    /// Only this process (all its threads).
+    #[arg(long, value_name = "PID")]
+    pub pid: Option<u32>,
+    /// Output format (--json is --format json).
+    #[arg(long, value_enum, default_value_t = Format::Table, conflicts_with = "json")]
+    pub format: Format,
+    /// With --format prometheus: how many process names get their own series.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub top: usize,
+}
+
+fn duration(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if v.is_finite() && v > 0.0 && v <= 3600.0 {
+        Ok(v)
+    } else {
+        Err(format!("{s} is not between 0 and 3600 seconds"))
+    }
+}
+
+/// The message for a refused trace: what is missing and how to grant it.
+fn not_permitted(what: &str) -> String {
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .map_or_else(|_| "unreadable".into(), |s| s.trim().to_string());
+    format!(
+        "not permitted to trace system calls: {what}.\n\
+         `vdsotime top` needs root, or CAP_PERFMON (with read access to tracefs, e.g. \
+         CAP_DAC_READ_SEARCH); kernel.perf_event_paranoid is {paranoid}.\n\
+         Grant it: run it as root (sudo vdsotime top), or \
+         `sudo setcap cap_perfmon,cap_dac_read_search+ep \"$(command -v vdsotime)\"` \
+         with tracefs mounted, or lower the paranoia: `sudo sysctl kernel.perf_event_paranoid=-1`."
+    )
+}
+
+fn traced_error(e: TraceError) -> Exit {
+    match e {
+        TraceError::Denied(m) => {
+            eprintln!("vdsotime: {}", not_permitted(&m));
+            Ok(EXIT_NOPERM)
+        }
+        TraceError::Missing(m) => Err(format!("cannot trace system calls: {m}")),
+    }
+}
+
+/// Runs `top`.
+pub fn run(args: &TopArgs) -> Exit {
+    let format = if args.json { Format::Json } else { args.format };
+    if let Some(pid) = args.pid {
+        if !process::alive(pid) {
+            return Err(format!("--pid {pid}: no such process (or it has exited)"));
+        }
+    }
+    let layout = match tracefs::locate().and_then(|dir| tracefs::sys_enter(&dir)) {
+        Ok(l) => l,
+        Err(e) => return traced_error(e),
+    };
+    // Measured before tracing starts: the doctor's probe is a child process.
+    let host = host::Host::collect(crate::doctor::DEFAULT_SECONDS);
+    let mut tracer = match perf::Tracer::open(layout, &syscalls::numbers()) {
+        Ok(t) => t,
+        Err(e) => return traced_error(e),
+    };
+    let mut tally = tally::Tally::new(args.pid);
+    let live = !args.once && format == Format::Table && std::io::stdout().is_terminal();
+    if live {
+        live::run(&mut tracer, &mut tally, &host);
+        return Ok(0);
+    }
+    let start = Instant::now();
+    let length = Duration::from_secs_f64(args.duration);
+    let mut events = Vec::new();
+    loop {
+        let left = length.saturating_sub(start.elapsed());
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+        events.clear();
+        tracer.drain(&mut events);
+        tally.add(&events);
+        if left.is_zero() {
+            break;
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let rows = tally.rows(seconds, &host);
+    let doc = render::Document::new(&rows, seconds, args.pid, tally.lost, &host);
+    match format {
+        Format::Json => output::print_json(&doc)?,
+        Format::Prometheus => print!("{}", prometheus::render(&doc, args.top)),
+        Format::Table => print!("{}", render::text(&doc, render::TABLE_ROWS)),
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// `top --help` and so its man page list every reason code, each with its meaning.
+    #[test]
+    fn the_help_lists_every_reason_code() {
+        let mut cmd = crate::cli::Cli::command();
+        let top = cmd.find_subcommand_mut("top").expect("top");
+        let help = top.render_long_help().to_string();
+        for (_, code, _) in super::reason::ALL {
+            assert!(
+                help.lines()
+                    .any(|l| l.trim_start().starts_with(&format!("{code} "))),
+                "{code} missing from:\n{help}"
+            );
+        }
+    }
+}

@@ -1,0 +1,328 @@
+//! The event source: `raw_syscalls:sys_enter` opened with `perf_event_open` on every CPU,
+//! as `perf trace` does, with an in-kernel filter so only the time calls are sampled, each
+//! sample (pid, tid, the raw record) read from a ring buffer per CPU. Exec and exit records
+//! ride along so a process that starts and ends between two reads keeps its name.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use crate::top::tracefs::{SysEnter, TraceError};
+
+const PERF_TYPE_TRACEPOINT: u32 = 2;
+const PERF_SAMPLE_TID: u64 = 1 << 1;
+const PERF_SAMPLE_RAW: u64 = 1 << 10;
+/// attr flag bits: comm, comm_exec.
+const FLAG_COMM: u64 = 1 << 9;
+const FLAG_COMM_EXEC: u64 = 1 << 24;
+const PERF_RECORD_LOST: u32 = 2;
+const PERF_RECORD_COMM: u32 = 3;
+const PERF_RECORD_SAMPLE: u32 = 9;
+/// Data pages of each ring buffer (a power of two): 2 MiB, about 25,000 samples.
+const DATA_PAGES: usize = 512;
+
+/// `struct perf_event_attr` up to `PERF_ATTR_SIZE_VER5` (112 bytes).
+#[repr(C)]
+#[derive(Default)]
+struct Attr {
+    kind: u32,
+    size: u32,
+    config: u64,
+    sample_period: u64,
+    sample_type: u64,
+    read_format: u64,
+    flags: u64,
+    wakeup_events: u32,
+    bp_type: u32,
+    config1: u64,
+    config2: u64,
+    branch_sample_type: u64,
+    sample_regs_user: u64,
+    sample_stack_user: u32,
+    clockid: i32,
+    sample_regs_intr: u64,
+    aux_watermark: u32,
+    sample_max_stack: u16,
+    reserved: u16,
+}
+
+/// What the ring buffers carried.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A time system call entered: process, thread, number and first argument.
+    Call {
+        pid: u32,
+        tid: u32,
+        nr: i64,
+        arg0: u64,
+    },
+    /// A process took a new name (exec): its pid and name.
+    Comm { pid: u32, comm: String },
+    /// Samples the kernel dropped because a buffer was full.
+    Lost(u64),
+}
+
+/// One CPU's event and its ring buffer.
+struct Ring {
+    /// The event: open as long as its mapping is read.
+    _fd: OwnedFd,
+    base: *mut u8,
+    len: usize,
+    page: usize,
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        // SAFETY: `base`/`len` are the mapping made in `open_cpu`, unmapped once, here.
+        unsafe { libc::munmap(self.base.cast(), self.len) };
+    }
+}
+
+/// The open events, one per CPU.
+pub struct Tracer {
+    rings: Vec<Ring>,
+    layout: SysEnter,
+}
+
+/// The tracepoint filter: `id == 228 || id == 96 || ...`.
+pub fn filter(numbers: &[i64]) -> String {
+    let parts: Vec<String> = numbers.iter().map(|n| format!("id == {n}")).collect();
+    parts.join(" || ")
+}
+
+fn denied(what: &str, e: &std::io::Error) -> TraceError {
+    TraceError::Denied(format!("{what}: {e}"))
+}
+
+fn open_cpu(cpu: i32, layout: &SysEnter, filter: &std::ffi::CStr) -> Result<Ring, TraceError> {
+    let attr = Attr {
+        kind: PERF_TYPE_TRACEPOINT,
+        size: std::mem::size_of::<Attr>() as u32,
+        config: layout.id,
+        sample_period: 1,
+        sample_type: PERF_SAMPLE_TID | PERF_SAMPLE_RAW,
+        flags: FLAG_COMM | FLAG_COMM_EXEC,
+        // No wake-up per sample (an irq_work each): the buffers are read on a timer.
+        wakeup_events: 0,
+        ..Attr::default()
+    };
+    // SAFETY: `attr` is a valid perf_event_attr of the size it states; pid -1 with a CPU
+    // is a system-wide event on that CPU; no group, no flags.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            &attr as *const Attr,
+            -1 as libc::pid_t,
+            cpu,
+            -1 as libc::c_int,
+            0 as libc::c_ulong,
+        )
+    };
+    if fd < 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(match e.raw_os_error() {
+            Some(libc::EACCES | libc::EPERM) => denied("perf_event_open", &e),
+            _ => TraceError::Missing(format!("perf_event_open on CPU {cpu}: {e}")),
+        });
+    }
+    // SAFETY: a new descriptor that nothing else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) };
+    // SAFETY: the filter is a NUL-terminated string the kernel copies.
+    let rc = unsafe {
+        libc::ioctl(
+            fd.as_raw_fd(),
+            linux_raw_sys::ioctl::PERF_EVENT_IOC_SET_FILTER as _,
+            filter.as_ptr(),
+        )
+    };
+    if rc != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(TraceError::Missing(format!(
+            "setting the tracepoint filter: {e}"
+        )));
+    }
+    // SAFETY: sysconf has no memory effects.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+    let len = page * (1 + DATA_PAGES);
+    // SAFETY: a shared read-write mapping of the event's ring buffer, as perf_event_open(2)
+    // describes; checked for MAP_FAILED below.
+    let base = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd.as_raw_fd(),
+            0,
+        )
+    };
+    if base == libc::MAP_FAILED {
+        let e = std::io::Error::last_os_error();
+        return Err(TraceError::Missing(format!(
+            "mapping the ring buffer of CPU {cpu}: {e}"
+        )));
+    }
+    Ok(Ring {
+        _fd: fd,
+        base: base.cast(),
+        len,
+        page,
+    })
+}
+
+/// The CPUs the kernel has brought up (`/sys/devices/system/cpu/online`: `0-3,5`).
+fn online_cpus() -> Vec<i32> {
+    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    let mut cpus = Vec::new();
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        if let (Ok(a), Ok(b)) = (a.parse::<i32>(), b.parse::<i32>()) {
+            cpus.extend(a..=b);
+        }
+    }
+    cpus
+}
+
+impl Tracer {
+    /// Opens, filters and maps the tracepoint on every online CPU. Each samples from its
+    /// opening: what it took before its filter was set is other system calls, which
+    /// [`crate::top::syscalls::call`] drops.
+    pub fn open(layout: SysEnter, numbers: &[i64]) -> Result<Tracer, TraceError> {
+        let filter = std::ffi::CString::new(filter(numbers))
+            .map_err(|_| TraceError::Missing("a filter with a NUL byte".into()))?;
+        let rings = online_cpus()
+            .into_iter()
+            .map(|cpu| open_cpu(cpu, &layout, &filter))
+            .collect::<Result<Vec<_>, _>>()?;
+        if rings.is_empty() {
+            return Err(TraceError::Missing("no online CPU listed".into()));
+        }
+        Ok(Tracer { rings, layout })
+    }
+
+    /// Takes every record written since the last call, in each CPU's order.
+    pub fn drain(&mut self, out: &mut Vec<Event>) {
+        for r in &self.rings {
+            r.drain(&self.layout, out);
+        }
+    }
+}
+
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_ne_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn int_at(b: &[u8], at: usize, size: usize) -> Option<u64> {
+    match size {
+        4 => u32_at(b, at).map(u64::from),
+        8 => Some(u64::from_ne_bytes(b.get(at..at + 8)?.try_into().ok()?)),
+        _ => None,
+    }
+}
+
+/// One record (header included, already unwrapped from the ring) as an event.
+pub fn parse(record: &[u8], layout: &SysEnter) -> Option<Event> {
+    let kind = u32_at(record, 0)?;
+    let body = record.get(8..)?;
+    match kind {
+        PERF_RECORD_SAMPLE => {
+            let (pid, tid, size) = (u32_at(body, 0)?, u32_at(body, 4)?, u32_at(body, 8)?);
+            let raw = body.get(12..12 + size as usize)?;
+            let nr = int_at(raw, layout.nr.0, layout.nr.1)?;
+            // A 4-byte `long` is sign-extended: the id is signed.
+            let nr = if layout.nr.1 == 4 {
+                i64::from(nr as u32 as i32)
+            } else {
+                nr as i64
+            };
+            let arg0 = int_at(raw, layout.arg0.0, layout.arg0.1)?;
+            Some(Event::Call { pid, tid, nr, arg0 })
+        }
+        PERF_RECORD_COMM => {
+            let pid = u32_at(body, 0)?;
+            let name = body.get(8..)?;
+            let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+            let comm = String::from_utf8_lossy(&name[..end]).into_owned();
+            Some(Event::Comm { pid, comm })
+        }
+        PERF_RECORD_LOST => Some(Event::Lost(int_at(body, 8, 8)?)),
+        _ => None,
+    }
+}
+
+impl Ring {
+    fn drain(&self, layout: &SysEnter, out: &mut Vec<Event>) {
+        let size = self.page * DATA_PAGES;
+        // SAFETY: the metadata page's data_head/data_tail (offsets 1024 and 1032) lie in
+        // the mapping; head is read with acquire ordering after the kernel's writes, as
+        // perf_event_open(2) asks, and tail is only written by this reader.
+        let (head_ptr, tail_ptr) = unsafe {
+            (
+                &*(self.base.add(1024) as *const std::sync::atomic::AtomicU64),
+                &*(self.base.add(1032) as *const std::sync::atomic::AtomicU64),
+            )
+        };
+        let head = head_ptr.load(std::sync::atomic::Ordering::Acquire);
+        let mut tail = tail_ptr.load(std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: the data area follows the metadata page and is `size` bytes long.
+        let data = unsafe { std::slice::from_raw_parts(self.base.add(self.page), size) };
+        let mut record = Vec::new();
+        while tail < head {
+            let at = (tail % size as u64) as usize;
+            let byte = |i: usize| data[(at + i) % size];
+            let len = usize::from(u16::from_ne_bytes([byte(6), byte(7)]));
+            if len < 8 {
+                break;
+            }
+            record.clear();
+            record.extend((0..len).map(byte));
+            if let Some(e) = parse(&record, layout) {
+                out.push(e);
+            }
+            tail += len as u64;
+        }
+        tail_ptr.store(head, std::sync::atomic::Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LAYOUT: SysEnter = SysEnter {
+        id: 1,
+        nr: (8, 8),
+        arg0: (16, 8),
+    };
+
+    #[test]
+    fn the_attr_has_the_size_of_version_5() {
+        assert_eq!(std::mem::size_of::<Attr>(), 112);
+    }
+
+    #[test]
+    fn a_sample_is_read_back() {
+        let mut raw = vec![0u8; 64];
+        raw[8..16].copy_from_slice(&228i64.to_ne_bytes());
+        raw[16..24].copy_from_slice(&2u64.to_ne_bytes());
+        let mut rec = Vec::new();
+        rec.extend(PERF_RECORD_SAMPLE.to_ne_bytes());
+        rec.extend(0u16.to_ne_bytes());
+        rec.extend(((8 + 12 + raw.len()) as u16).to_ne_bytes());
+        rec.extend(7u32.to_ne_bytes());
+        rec.extend(8u32.to_ne_bytes());
+        rec.extend((raw.len() as u32).to_ne_bytes());
+        rec.extend(&raw);
+        let want = Event::Call {
+            pid: 7,
+            tid: 8,
+            nr: 228,
+            arg0: 2,
+        };
+        assert_eq!(parse(&rec, &LAYOUT), Some(want));
+        assert_eq!(parse(&rec[..20], &LAYOUT), None, "a cut record is refused");
+    }
+
+    #[test]
+    fn the_filter_names_every_number() {
+        assert_eq!(filter(&[228, 96]), "id == 228 || id == 96");
+    }
+}

@@ -1,0 +1,190 @@
+//! Counting: the calls of each (process, system call, clock), the facts of each process
+//! at first sight, and the rows they make with their reasons and cost.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::top::clocks;
+use crate::top::host::Host;
+use crate::top::perf::Event;
+use crate::top::process::{self, Facts};
+use crate::top::reason;
+use crate::top::syscalls::{self, Call};
+
+/// One row of the output.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Row {
+    /// Process id.
+    pub pid: u32,
+    /// Its name.
+    pub comm: String,
+    /// Its executable, where it could be read.
+    pub exe: Option<String>,
+    /// The system call.
+    pub syscall: &'static str,
+    /// The clock's name, for the calls that take one.
+    pub clock: Option<String>,
+    /// Calls seen.
+    pub calls: u64,
+    /// Calls per second over the interval.
+    pub per_second: f64,
+    /// The reason's stable code.
+    pub reason: &'static str,
+    /// What to change.
+    pub fix: String,
+    /// CPU seconds per second these calls cost over the vDSO's (calls/s × (system call
+    /// − vDSO) from the doctor's measurement on this host).
+    pub wasted_cpu: Option<f64>,
+    /// The process had exited when the row was made.
+    pub exited: bool,
+}
+
+/// The counts of one interval.
+#[derive(Default)]
+pub struct Tally {
+    counts: HashMap<(u32, Call, Option<i32>), u64>,
+    facts: HashMap<u32, Facts>,
+    /// Names from exec records, for processes gone before /proc was read.
+    comms: HashMap<u32, String>,
+    /// Samples the kernel dropped.
+    pub lost: u64,
+    /// Only this process, if set.
+    pub only: Option<u32>,
+    /// This process (the tool itself), never counted.
+    pub own: u32,
+}
+
+impl Tally {
+    /// A tally of `only` (or everything), leaving out this process.
+    pub fn new(only: Option<u32>) -> Tally {
+        Tally {
+            only,
+            own: std::process::id(),
+            ..Tally::default()
+        }
+    }
+
+    /// Counts a batch of events; a process is examined the first time it is seen.
+    pub fn add(&mut self, events: &[Event]) {
+        for e in events {
+            match e {
+                Event::Lost(n) => self.lost += n,
+                Event::Comm { pid, comm } => {
+                    self.comms.insert(*pid, comm.clone());
+                }
+                Event::Call { pid, nr, arg0, .. } => {
+                    if *pid == self.own || self.only.is_some_and(|o| o != *pid) {
+                        continue;
+                    }
+                    let facts = self
+                        .facts
+                        .entry(*pid)
+                        .or_insert_with(|| process::read(*pid));
+                    let Some(call) = syscalls::call(facts.abi(), *nr) else {
+                        continue;
+                    };
+                    // clockid_t is an int: the low 32 bits of the register.
+                    let clock = call.takes_clock().then_some(*arg0 as u32 as i32);
+                    *self.counts.entry((*pid, call, clock)).or_default() += 1;
+                }
+            }
+        }
+    }
+
+    /// Clears the counts (the facts stay), for the next interval of the live view.
+    pub fn reset(&mut self) {
+        self.counts.clear();
+        self.lost = 0;
+    }
+
+    /// The rows over `seconds`, most calls first.
+    pub fn rows(&self, seconds: f64, host: &Host) -> Vec<Row> {
+        let mut rows: Vec<Row> = self
+            .counts
+            .iter()
+            .map(|(&(pid, call, clock), &calls)| {
+                let facts = self.facts.get(&pid).cloned().unwrap_or_default();
+                let judged = reason::judge(call, clock, &facts, host);
+                let per_second = calls as f64 / seconds;
+                let comm = if facts.comm.is_empty() {
+                    self.comms.get(&pid).cloned().unwrap_or_default()
+                } else {
+                    facts.comm.clone()
+                };
+                Row {
+                    pid,
+                    comm,
+                    exe: facts.exe.clone(),
+                    syscall: call.name(),
+                    clock: clock.map(clocks::name),
+                    calls,
+                    per_second,
+                    reason: judged.reason.code(),
+                    fix: judged.fix,
+                    wasted_cpu: host.waste_ns(call.name()).map(|ns| per_second * ns * 1e-9),
+                    exited: !process::alive(pid),
+                }
+            })
+            .collect();
+        rows.sort_by(|a, b| b.calls.cmp(&a.calls).then(a.pid.cmp(&b.pid)));
+        rows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_by_process_call_and_clock_and_leaves_itself_out() {
+        let me = std::process::id();
+        let nr = syscalls::number(syscalls::Abi::Native, Call::ClockGettime).unwrap();
+        let mut t = Tally::new(None);
+        let call = |pid, arg0| Event::Call {
+            pid,
+            tid: pid,
+            nr,
+            arg0,
+        };
+        t.add(&[
+            call(me, 1),
+            call(1, 1),
+            call(1, 1),
+            call(1, 2),
+            Event::Lost(3),
+        ]);
+        let rows = t.rows(2.0, &Host::default());
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(
+            (rows[0].pid, rows[0].calls, rows[0].per_second),
+            (1, 2, 1.0)
+        );
+        assert_eq!(rows[0].clock.as_deref(), Some("CLOCK_MONOTONIC"));
+        assert_eq!(rows[1].reason, "cpu_time_clock");
+        assert_eq!(t.lost, 3);
+    }
+
+    #[test]
+    fn a_process_gone_before_it_was_read_keeps_its_exec_name() {
+        let mut t = Tally::new(None);
+        let pid = u32::MAX - 1; // no such process
+        let nr = syscalls::number(syscalls::Abi::Native, Call::Gettimeofday).unwrap();
+        t.add(&[
+            Event::Comm {
+                pid,
+                comm: "brief".into(),
+            },
+            Event::Call {
+                pid,
+                tid: pid,
+                nr,
+                arg0: 0,
+            },
+        ]);
+        let rows = t.rows(1.0, &Host::default());
+        assert_eq!((rows[0].comm.as_str(), rows[0].exited), ("brief", true));
+        assert_eq!(rows[0].reason, "exited_unchecked");
+        assert_eq!(rows[0].clock, None);
+    }
+}

@@ -1,0 +1,365 @@
+//! `vdsotime top` against real processes on this kernel: the rate of a paced loop, the
+//! documents, the privilege error as a real unprivileged process, bad input. Shared
+//! helpers for `top_reasons.rs`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::skip::skip;
+use crate::{parts, run, run_env, scratch};
+
+/// A child process killed when dropped, so a failing test leaves nothing running.
+pub struct Running(pub Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Running {
+    /// Its pid.
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+/// Starts `cmd` with its output discarded.
+pub fn start(cmd: &mut Command) -> Running {
+    Running(
+        cmd.stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the program"),
+    )
+}
+
+/// Whether `top` may trace here; prints the SKIP line (or fails where required) if not.
+pub fn traceable(test: &str) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        skip(
+            test,
+            "perf",
+            "not root: perf_event_open on the syscall tracepoints needs root or CAP_PERFMON",
+        );
+        return false;
+    }
+    let (c, _, err) = parts(&run(&["top", "--once", "--duration", "0.1", "--json"]));
+    if c != 0 {
+        skip(
+            test,
+            "perf",
+            format!("`vdsotime top` cannot trace here (exit {c}): {err}"),
+        );
+        return false;
+    }
+    true
+}
+
+/// The loop program (tests/cli/top_loop.c) built into `dir`, or `None` after a SKIP.
+pub fn build_loop(test: &str, dir: &Path) -> Option<PathBuf> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/top_loop.c");
+    let exe = dir.join("top_loop");
+    match Command::new("cc")
+        .arg("-O2")
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .output()
+    {
+        Ok(o) if o.status.success() => Some(exe),
+        Ok(o) => {
+            skip(
+                test,
+                "native-cc",
+                format!("cc failed: {}", String::from_utf8_lossy(&o.stderr)),
+            );
+            None
+        }
+        Err(e) => {
+            skip(test, "native-cc", format!("no cc: {e}"));
+            None
+        }
+    }
+}
+
+/// `top --once --json` for `seconds`, with `extra` arguments; exit 0 expected.
+pub fn top_json(seconds: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["top", "--once", "--duration", seconds, "--json"];
+    args.extend_from_slice(extra);
+    let (c, out, err) = parts(&run(&args));
+    assert_eq!(c, 0, "top {args:?} exited {c}: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("bad JSON ({e}): {out}"))
+}
+
+/// The rows of `doc` for `pid`.
+pub fn rows_of(doc: &Value, pid: u32) -> Vec<Value> {
+    doc["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter(|r| r["pid"].as_u64() == Some(u64::from(pid)))
+        .cloned()
+        .collect()
+}
+
+/// Starts the loop program in `mode` at `rate` calls/s and watches it for `seconds` with
+/// `top --pid`: the loop (kept running until dropped), the document and the loop's rows;
+/// `None` after a SKIP.
+pub fn watch_loop(
+    test: &str,
+    mode: &str,
+    rate: &str,
+    seconds: &str,
+) -> Option<(Running, Value, Vec<Value>)> {
+    let dir = scratch(&format!("top-{mode}-{rate}"));
+    if !traceable(test) {
+        return None;
+    }
+    let exe = build_loop(test, &dir)?;
+    let child = start(Command::new(&exe).args([mode, rate, "60"]));
+    std::thread::sleep(Duration::from_millis(200));
+    let doc = top_json(seconds, &["--pid", &child.pid().to_string()]);
+    let rows = rows_of(&doc, child.pid());
+    Some((child, doc, rows))
+}
+
+#[test]
+fn a_paced_direct_syscall_loop_is_listed_at_its_rate() {
+    const TEST: &str = "top::a_paced_direct_syscall_loop_is_listed_at_its_rate";
+    let Some((child, doc, rows)) = watch_loop(TEST, "syscall", "2000", "3") else {
+        return;
+    };
+    assert_eq!(rows.len(), 1, "one row for the loop: {doc:#}");
+    let r = &rows[0];
+    assert_eq!(r["syscall"], "clock_gettime", "{r}");
+    assert_eq!(r["clock"], "CLOCK_MONOTONIC", "{r}");
+    assert_eq!(r["comm"], "top_loop", "{r}");
+    assert!(
+        r["exe"].as_str().is_some_and(|e| e.ends_with("/top_loop")),
+        "{r}"
+    );
+    let rate = r["per_second"].as_f64().unwrap();
+    assert!(
+        (1800.0..=2200.0).contains(&rate),
+        "2000/s within 10%: {rate} ({r})"
+    );
+    // The doctor's clocksource verdict decides: a vDSO-capable one leaves only this.
+    let expected = if doc_clocksource_slow(&doc) {
+        "clocksource"
+    } else {
+        "direct_syscall"
+    };
+    assert_eq!(r["reason"], expected, "{r}");
+    for key in ["fix", "calls", "wasted_cpu"] {
+        assert!(!r[key].is_null(), "{key} in {r}");
+    }
+    assert_eq!(doc["pid"].as_u64(), Some(u64::from(child.pid())));
+    assert_eq!(doc["pid_exited"], false, "{doc}");
+}
+
+/// Whether the clocksource reason was given to any row (the host's clocksource cannot
+/// be read by the vDSO).
+fn doc_clocksource_slow(doc: &Value) -> bool {
+    doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["reason"] == "clocksource")
+}
+
+#[test]
+fn a_pid_that_exits_during_the_interval_is_said_so() {
+    const TEST: &str = "top::a_pid_that_exits_during_the_interval_is_said_so";
+    let dir = scratch("top-exits");
+    if !traceable(TEST) {
+        return;
+    }
+    let Some(exe) = build_loop(TEST, &dir) else {
+        return;
+    };
+    // Lives 8 s; top measures for a few seconds first, then watches 10 s.
+    let child = start(Command::new(&exe).args(["syscall", "500", "8"]));
+    let pid = child.pid().to_string();
+    let (c, out, err) = parts(&run(&["top", "--once", "--duration", "10", "--pid", &pid]));
+    assert_eq!(c, 0, "{err}");
+    assert!(
+        out.contains(&format!("Process {pid} exited during the interval.")),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_pid_that_does_not_exist_is_a_clear_error() {
+    // Pids stop below 2^22; this one cannot exist.
+    let (c, out, err) = parts(&run(&["top", "--once", "--pid", "99999999"]));
+    assert_eq!(c, 1, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("--pid 99999999: no such process"), "{err}");
+}
+
+#[test]
+fn a_kernel_without_syscall_tracepoints_is_named() {
+    // A tracefs with events but no raw_syscalls, as a CONFIG_FTRACE_SYSCALLS=n kernel has.
+    let dir = scratch("top-no-tracepoints");
+    std::fs::create_dir_all(dir.join("events/sched")).unwrap();
+    let tracefs = dir.display().to_string();
+    let (c, _, err) = parts(&run_env(
+        &["top", "--once"],
+        &[("VDSOTIME_TRACEFS", &tracefs)],
+    ));
+    assert_eq!(c, 1, "{err}");
+    assert!(err.contains("CONFIG_FTRACE_SYSCALLS=n"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn without_privilege_it_names_cap_perfmon_and_exits_77() {
+    const TEST: &str = "top::without_privilege_it_names_cap_perfmon_and_exits_77";
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return skip(TEST, "perf", "not root: cannot become nobody with setpriv");
+    }
+    // A copy that nobody may run, outside the (possibly private) build tree.
+    let dir = scratch("top-unprivileged");
+    let exe = dir.join("vdsotime");
+    std::fs::copy(env!("CARGO_BIN_EXE_vdsotime"), &exe).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    for p in [&dir, &exe] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let mut cmd = Command::new("setpriv");
+    cmd.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+        .arg(&exe)
+        .args(["top", "--once", "--duration", "1"]);
+    let o = crate::process::output(&mut cmd, crate::LIMIT);
+    let (c, out, err) = parts(&o);
+    assert_eq!(c, 77, "stdout:\n{out}\nstderr:\n{err}");
+    for needle in [
+        "CAP_PERFMON",
+        "perf_event_paranoid is ",
+        "setcap cap_perfmon",
+    ] {
+        assert!(err.contains(needle), "{needle:?} in:\n{err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn prometheus_output_is_bounded_and_promtool_clean() {
+    const TEST: &str = "top::prometheus_output_is_bounded_and_promtool_clean";
+    if !traceable(TEST) {
+        return;
+    }
+    let (c, out, err) = parts(&run(&[
+        "top",
+        "--once",
+        "--duration",
+        "1",
+        "--format",
+        "prometheus",
+        "--top",
+        "2",
+    ]));
+    assert_eq!(c, 0, "{err}");
+    let per_comm = out
+        .lines()
+        .filter(|l| l.starts_with("vdsotime_top_calls_per_second{"))
+        .count();
+    assert!(per_comm <= 2, "at most --top 2 process names:\n{out}");
+    assert!(
+        out.contains("\nvdsotime_top_all_calls_per_second "),
+        "{out}"
+    );
+    let doc = docs_top();
+    for family in out.lines().filter_map(|l| l.strip_prefix("# TYPE ")) {
+        let name = family.split(' ').next().unwrap();
+        assert!(
+            doc.contains(&format!("`{name}`")),
+            "docs/top.md lacks {name}"
+        );
+    }
+    let mut promtool = match Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    {
+        Ok(p) => p,
+        Err(e) => return skip(TEST, "prometheus", format!("no promtool: {e}")),
+    };
+    use std::io::Write;
+    promtool
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(out.as_bytes())
+        .unwrap();
+    let o = promtool.wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        o.status.success() && said.trim().is_empty(),
+        "promtool: {said}\n{out}"
+    );
+}
+
+/// docs/top.md.
+fn docs_top() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/top.md");
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Every reason code `top --help` lists is in docs/top.md's table, and no other.
+#[test]
+fn the_docs_list_the_reason_codes_of_the_help() {
+    let (_, help, _) = parts(&run(&["top", "--help"]));
+    let section = help
+        .split_once("Reasons, checked in this order")
+        .expect("reasons")
+        .1;
+    let codes: Vec<&str> = section
+        .lines()
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(codes.len(), 11, "{help}");
+    let doc = docs_top();
+    let table = doc.split_once("## Reasons").expect("a Reasons section").1;
+    let table = table.split_once("\n## ").map_or(table, |(t, _)| t);
+    let documented: Vec<&str> = table
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split_once("` | ").map(|(c, _)| c))
+        .filter(|c| c.chars().all(|ch| ch.is_ascii_lowercase() || ch == '_'))
+        .collect();
+    assert_eq!(
+        documented, codes,
+        "docs/top.md's reason table, in the help's order"
+    );
+}
+
+#[test]
+fn bad_options_are_usage_errors() {
+    for args in [
+        &["top", "--duration", "0"][..],
+        &["top", "--duration", "abc"],
+        &["top", "--format", "xml"],
+        &["top", "--json", "--format", "table"],
+        &["top", "--pid", "-3"],
+    ] {
+        let (c, out, err) = parts(&run(args));
+        assert_eq!(c, 64, "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?}: {out}");
+    }
+}
