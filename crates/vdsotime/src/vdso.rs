@@ -194,16 +194,16 @@ enum Confirm {
 /// With [`Confirm::FirstPage`], the image's length past its first page must be mapped
 /// and readable wherever that page is (the kernel's own mapping of the vDSO).
 #[inline(never)] // prefetched by its address (the native instantiation): see `own`
-unsafe fn mapped<F: Form>(addr: usize, confirm: Confirm) -> Result<Image<'static, F>, ElfError> {
+unsafe fn mapped<F: Form>(addr: usize, confirm: Confirm) -> Result<Image<'static, F>, F::Error> {
     if !readable(addr, MIN_PAGE) {
-        return Err(NOT_READABLE);
+        return Err(NOT_READABLE.into());
     }
     // SAFETY: the kernel just read the first 4 KiB at `addr` (its page, at least 4 KiB).
     let first = unsafe { core::slice::from_raw_parts(addr as *const u8, MIN_PAGE) };
     let header = Header::<F>::parse(first)?;
     let (load, len) = header.extent(first)?;
     if confirm == Confirm::Whole && !readable(addr, len) {
-        return Err(NOT_READABLE);
+        return Err(NOT_READABLE.into());
     }
     // SAFETY: `len` bytes from `addr` are readable: confirmed page by page, or the
     // kernel's mapping of the whole image (the caller's promise); the vDSO is never

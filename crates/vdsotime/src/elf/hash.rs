@@ -54,7 +54,7 @@ impl GnuTable {
 
 impl<F: Form> Image<'_, F> {
     #[inline(always)]
-    fn gnu_table(&self, at: usize) -> Result<GnuTable, ElfError> {
+    fn gnu_table(&self, at: usize) -> Result<GnuTable, F::Error> {
         let r = &self.r;
         let nbuckets = r.u32(at, "DT_GNU_HASH")? as usize;
         let symoffset = r.u32(plus(at, 4)?, "DT_GNU_HASH")? as usize;
@@ -72,7 +72,7 @@ impl<F: Form> Image<'_, F> {
     /// The number of dynamic symbols. `DT_HASH` says it (`nchain`); with only
     /// `DT_GNU_HASH` it is one past the end of the chain that starts at the largest bucket.
     /// A lookup needs neither: see [`Image::candidates`].
-    pub(super) fn count_symbols(&self) -> Result<usize, ElfError> {
+    pub(super) fn count_symbols(&self) -> Result<usize, F::Error> {
         if let Some(at) = self.gnu_hash {
             let t = self.gnu_table(at)?;
             let mut last = 0;
@@ -96,13 +96,13 @@ impl<F: Form> Image<'_, F> {
     }
 
     #[inline(always)]
-    fn sysv_entry(&self, at: usize, index: usize) -> Result<usize, ElfError> {
+    fn sysv_entry(&self, at: usize, index: usize) -> Result<usize, F::Error> {
         let off = offset(at, index, self.sysv_word())?;
         let v = match self.sysv_word() {
             8 => self.r.u64(off, "DT_HASH")?,
             _ => u64::from(self.r.u32(off, "DT_HASH")?),
         };
-        usize::try_from(v).map_err(|_| ElfError::OutOfBounds("DT_HASH"))
+        Ok(usize::try_from(v).map_err(|_| ElfError::OutOfBounds("DT_HASH"))?)
     }
 
     /// Calls `visit` on each symbol index whose hash matches `name` until it gives a
@@ -115,8 +115,8 @@ impl<F: Form> Image<'_, F> {
     pub(super) fn candidates<T>(
         &self,
         name: &[u8],
-        mut visit: impl FnMut(usize) -> Result<Option<T>, ElfError>,
-    ) -> Result<Option<T>, ElfError> {
+        mut visit: impl FnMut(usize) -> Result<Option<T>, F::Error>,
+    ) -> Result<Option<T>, F::Error> {
         if let Some(at) = self.gnu_hash {
             let t = self.gnu_table(at)?;
             let h = gnu_hash(name);

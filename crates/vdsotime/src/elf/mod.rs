@@ -146,13 +146,15 @@ pub(crate) struct Header<F> {
     shentsize: usize,
 }
 
-/// The first `PT_LOAD` segment: maps the image's virtual addresses to file offsets.
+/// The first `PT_LOAD` segment, which maps the image's virtual addresses to file
+/// offsets, and where the (last) `PT_DYNAMIC` segment says the dynamic table is.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Load {
     vaddr: u64,
     offset: u64,
     memsz: u64,
     filesz: u64,
+    dynamic: Option<u64>,
 }
 
 impl Load {
@@ -176,37 +178,37 @@ impl Load {
 impl<F: Form> Header<F> {
     /// Validates `e_ident`, `e_type`, `e_version` and `e_phentsize`, and that the form
     /// `F` reads this class, byte order and machine ([`ElfError::ForeignMachine`] if not).
-    pub(crate) fn parse(bytes: &[u8]) -> Result<Header<F>, ElfError> {
+    pub(crate) fn parse(bytes: &[u8]) -> Result<Header<F>, F::Error> {
         let ident = bytes.get(..20).ok_or(ElfError::TooShort)?;
         if ident[..4] != *b"\x7fELF" {
-            return Err(ElfError::BadMagic);
+            return Err(ElfError::BadMagic.into());
         }
         let class = match ident[4] {
             1 => ElfClass::Elf32,
             2 => ElfClass::Elf64,
-            c => return Err(ElfError::BadClass(c)),
+            c => return Err(ElfError::BadClass(c).into()),
         };
         let (endian, machine) = match ident[5] {
             1 => (Endian::Little, u16::from_le_bytes([ident[18], ident[19]])),
             2 => (Endian::Big, u16::from_be_bytes([ident[18], ident[19]])),
-            d => return Err(ElfError::BadByteOrder(d)),
+            d => return Err(ElfError::BadByteOrder(d).into()),
         };
         let form =
             F::of(class, endian, machine).ok_or(ElfError::ForeignMachine { machine, class })?;
         let r = Reader { bytes, form };
         if bytes.len() < r.pick(52, 64) {
-            return Err(ElfError::TooShort);
+            return Err(ElfError::TooShort.into());
         }
         if ident[6] != 1 || r.u32(20, "e_version")? != 1 {
-            return Err(ElfError::BadVersion);
+            return Err(ElfError::BadVersion.into());
         }
         let e_type = r.u16(16, "e_type")?;
         if e_type != ET_DYN {
-            return Err(ElfError::NotSharedObject(e_type));
+            return Err(ElfError::NotSharedObject(e_type).into());
         }
         let field = |elf32, elf64| r.pick(elf32, elf64);
         if usize::from(r.u16(field(42, 54), "e_phentsize")?) != r.pick(32, 56) {
-            return Err(ElfError::BadEntrySize("e_phentsize"));
+            return Err(ElfError::BadEntrySize("e_phentsize").into());
         }
         Ok(Header {
             form,
@@ -238,8 +240,8 @@ impl<F: Form> Header<F> {
     fn each_phdr(
         &self,
         r: &Reader<'_, F>,
-        mut f: impl FnMut(u32, usize) -> Result<(), ElfError>,
-    ) -> Result<(), ElfError> {
+        mut f: impl FnMut(u32, usize) -> Result<(), F::Error>,
+    ) -> Result<(), F::Error> {
         let size = r.pick(32, 56);
         r.slice(self.phoff, offset(0, self.phnum, size)?, "program headers")?;
         for i in 0..self.phnum {
@@ -249,28 +251,37 @@ impl<F: Form> Header<F> {
         Ok(())
     }
 
-    fn first_load(&self, r: &Reader<'_, F>) -> Result<Load, ElfError> {
-        let mut load = None;
+    fn first_load(&self, r: &Reader<'_, F>) -> Result<Load, F::Error> {
+        let (mut load, mut dynamic) = (None, None);
         self.each_phdr(r, |p_type, ph| {
+            let at = |elf32, elf64, what| r.word(plus(ph, r.pick(elf32, elf64))?, what);
             if p_type == PT_LOAD && load.is_none() {
-                let at = |elf32, elf64, what| r.word(plus(ph, r.pick(elf32, elf64))?, what);
-                load = Some(Load {
-                    offset: at(4, 8, "p_offset")?,
-                    vaddr: at(8, 16, "p_vaddr")?,
-                    filesz: at(16, 32, "p_filesz")?,
-                    memsz: at(20, 40, "p_memsz")?,
-                });
+                load = Some((
+                    at(8, 16, "p_vaddr")?,
+                    at(4, 8, "p_offset")?,
+                    at(20, 40, "p_memsz")?,
+                    at(16, 32, "p_filesz")?,
+                ));
+            } else if p_type == PT_DYNAMIC {
+                dynamic = Some(at(4, 8, "p_offset")?);
             }
             Ok(())
         })?;
-        load.ok_or(ElfError::NoLoadSegment)
+        let (vaddr, offset, memsz, filesz) = load.ok_or(ElfError::NoLoadSegment)?;
+        Ok(Load {
+            vaddr,
+            offset,
+            memsz,
+            filesz,
+            dynamic,
+        })
     }
 
     /// How many bytes from the start the image occupies: its loaded segment and its
     /// section headers (which `readelf` wants, though nothing here reads them). Used to
     /// size the live vDSO, whose length the kernel does not tell us. Also gives the
     /// segment, for [`Image::open`].
-    pub(crate) fn extent(&self, bytes: &[u8]) -> Result<(Load, usize), ElfError> {
+    pub(crate) fn extent(&self, bytes: &[u8]) -> Result<(Load, usize), F::Error> {
         let r = self.reader(bytes);
         let load = self.first_load(&r)?;
         let load_end = load
@@ -312,28 +323,19 @@ impl<'a> Image<'a, Any> {
 impl<'a, F: Form> Image<'a, F> {
     /// Locates the dynamic tables, for a header and a first `PT_LOAD` already read from
     /// the same first bytes (to size the live vDSO), so that the header is parsed once.
-    /// Every check that depends on the length of `bytes` is made again here: the
-    /// header's own, and the program headers' (by the walk below). The symbol, hash and
+    /// The header's check of the length is made again on `bytes`; every read below is
+    /// bounded by them. The symbol, hash and
     /// version tables are checked as lookups read them (see [`Image::check`]).
-    pub(crate) fn open(header: Header<F>, load: Load, bytes: &'a [u8]) -> Result<Self, ElfError> {
+    pub(crate) fn open(header: Header<F>, load: Load, bytes: &'a [u8]) -> Result<Self, F::Error> {
         let r = header.reader(bytes);
         if bytes.len() < r.pick(52, 64) {
-            return Err(ElfError::TooShort);
+            return Err(ElfError::TooShort.into());
         }
         // Dynamic entries hold virtual addresses; the image is laid out as PT_LOAD says.
         let to_offset = |vaddr, what| load.to_offset(vaddr, bytes.len(), what);
 
-        let mut dynamic = None;
-        header.each_phdr(&r, |p_type, ph| {
-            if p_type == PT_DYNAMIC {
-                dynamic = Some(to_usize(
-                    r.word(plus(ph, r.pick(4, 8))?, "p_offset")?,
-                    "PT_DYNAMIC",
-                )?);
-            }
-            Ok(())
-        })?;
-        let dynamic = dynamic.ok_or(ElfError::NoDynamicSegment)?;
+        let dynamic = load.dynamic.ok_or(ElfError::NoDynamicSegment)?;
+        let dynamic = to_usize(dynamic, "PT_DYNAMIC")?;
 
         let (mut symtab, mut strtab, mut strsz, mut syment) = (None, None, None, None);
         let (mut sysv_hash, mut gnu_hash, mut versym, mut verdef) = (None, None, None, None);
@@ -367,10 +369,10 @@ impl<'a, F: Form> Image<'a, F> {
         let natural = r.pick(16, 24);
         let syment = syment.unwrap_or(natural);
         if syment < natural {
-            return Err(ElfError::BadEntrySize("DT_SYMENT"));
+            return Err(ElfError::BadEntrySize("DT_SYMENT").into());
         }
         if gnu_hash.is_none() && sysv_hash.is_none() {
-            return Err(ElfError::NoHashTable);
+            return Err(ElfError::NoHashTable.into());
         }
         Ok(Image {
             r,
@@ -390,7 +392,7 @@ impl<'a, F: Form> Image<'a, F> {
 
     /// Counts the dynamic symbols and checks that the symbol and version tables hold
     /// them all: what listing every symbol needs, and no lookup does. Gives the count.
-    pub(crate) fn check(&self) -> Result<usize, ElfError> {
+    pub(crate) fn check(&self) -> Result<usize, F::Error> {
         let nsyms = self.count_symbols()?;
         self.r
             .slice(self.symtab, offset(0, nsyms, self.syment)?, "DT_SYMTAB")?;

@@ -10,8 +10,12 @@
 
 use super::{ElfClass, ElfError, Endian};
 
-/// The class and byte order an image is read in.
+/// The class and byte order an image is read in, and what a refusal says.
 pub(crate) trait Form: Copy + core::fmt::Debug {
+    /// Why an image was refused: [`ElfError`] where the caller is told, or [`Refused`]
+    /// where only the refusal matters (the first call, which then takes the system call),
+    /// so that no error's detail is built in code the first call fetches.
+    type Error: From<ElfError> + Copy + core::fmt::Debug + PartialEq;
     /// The form of an image whose `e_ident` says `class` and `endian`, with `e_machine`
     /// `machine`; `None` when this form cannot read it.
     fn of(class: ElfClass, endian: Endian, machine: u16) -> Option<Self>;
@@ -27,6 +31,8 @@ pub(crate) struct Any {
 }
 
 impl Form for Any {
+    type Error = ElfError;
+
     fn of(class: ElfClass, endian: Endian, _machine: u16) -> Option<Any> {
         Some(Any { class, endian })
     }
@@ -59,6 +65,8 @@ impl Native {
 }
 
 impl Form for Native {
+    type Error = Refused;
+
     #[inline(always)]
     fn of(class: ElfClass, endian: Endian, machine: u16) -> Option<Native> {
         let native = crate::arch::NATIVE;
@@ -77,6 +85,17 @@ impl Form for Native {
     #[inline(always)]
     fn endian(self) -> Endian {
         Native::ENDIAN
+    }
+}
+
+/// A refusal without its reason (see [`Form::Error`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Refused;
+
+impl From<ElfError> for Refused {
+    #[inline(always)]
+    fn from(_: ElfError) -> Refused {
+        Refused
     }
 }
 

@@ -29,7 +29,7 @@ impl<'a, F: Form> Image<'a, F> {
     /// `STT_NOTYPE`) whose code lies inside the image; `None` for any other symbol (an
     /// absolute or out-of-image value is no code we can call).
     #[inline(always)]
-    fn entry(&self, idx: usize) -> Result<Option<(usize, usize)>, ElfError> {
+    fn entry(&self, idx: usize) -> Result<Option<(usize, usize)>, F::Error> {
         let r = &self.r;
         let sym = offset(self.symtab, idx, self.syment)?;
         let name = r.u32(sym, "symbol")? as usize;
@@ -57,7 +57,7 @@ impl<'a, F: Form> Image<'a, F> {
         name: &str,
         version: Option<&str>,
         base: usize,
-    ) -> Result<Option<Symbol<'a>>, ElfError> {
+    ) -> Result<Option<Symbol<'a>>, F::Error> {
         if name.is_empty() {
             return Ok(None);
         }
@@ -74,10 +74,18 @@ impl<'a, F: Form> Image<'a, F> {
                     Some(v) => Some(v),
                     None => return Ok(None), // another version
                 },
-                (Some(at), None) => Some(text(self.string(at)?, "version name")?),
+                (Some(at), None) => Some(self.version_text(at)?),
             };
             self.found(name, version, code, base).map(Some)
         })
+    }
+
+    /// The version name at `at` in the string table, for a lookup that asked for none
+    /// (never the first call's, which asks for its architecture's version).
+    #[cold]
+    #[inline(never)]
+    fn version_text(&self, at: usize) -> Result<&'a str, F::Error> {
+        Ok(text(self.string(at)?, "version name")?)
     }
 
     /// The symbol found at `code`, at `base` in this process.
@@ -87,7 +95,7 @@ impl<'a, F: Form> Image<'a, F> {
         version: Option<&'a str>,
         code: usize,
         base: usize,
-    ) -> Result<Symbol<'a>, ElfError> {
+    ) -> Result<Symbol<'a>, F::Error> {
         let address = base
             .checked_add(code)
             .ok_or(ElfError::OutOfBounds("symbol address"))?;

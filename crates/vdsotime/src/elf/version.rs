@@ -14,7 +14,7 @@ impl<'a, F: Form> Image<'a, F> {
     /// Where the version name of symbol `idx` is in the string table, `None` if the
     /// image or the symbol has none (or its index is one no definition names).
     #[inline(always)]
-    pub(super) fn version_of(&self, idx: usize) -> Result<Option<usize>, ElfError> {
+    pub(super) fn version_of(&self, idx: usize) -> Result<Option<usize>, F::Error> {
         let (Some(versym), Some(mut def)) = (self.versym, self.verdef) else {
             return Ok(None);
         };
@@ -45,9 +45,9 @@ impl<'a, F: Form> Image<'a, F> {
 
     /// The string at `at` in the dynamic string table, which must end (its NUL) inside
     /// the `DT_STRSZ` bytes of the table.
-    pub(super) fn string(&self, at: usize) -> Result<&'a [u8], ElfError> {
+    pub(super) fn string(&self, at: usize) -> Result<&'a [u8], F::Error> {
         if at >= self.strsz {
-            return Err(ElfError::OutOfBounds("DT_STRTAB"));
+            return Err(ElfError::OutOfBounds("DT_STRTAB").into());
         }
         let table = self.r.slice(self.strtab, self.strsz, "DT_STRTAB")?;
         let tail = table.get(at..).ok_or(ElfError::OutOfBounds("DT_STRTAB"))?;
