@@ -26,6 +26,9 @@ mod reader;
 mod symbols;
 mod version;
 
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub use own::fuzz_lookup;
 pub(crate) use own::NativeImage;
 pub(crate) use reader::{Any, Form, Native};
 pub use symbols::{Symbol, Symbols};

@@ -32,5 +32,18 @@ impl<'a> NativeImage<'a> {
     }
 }
 
+/// The lookup a first call makes, on any bytes (at their own address), for the fuzz
+/// targets (`cargo fuzz` builds with `--cfg fuzzing`): the image's header, program headers
+/// and tables read as [`crate::Vdso::parse`] reads them, in this process's layout.
+/// `Err(())` when the image is refused, `Ok(None)` when the symbol is not found.
+#[cfg(fuzzing)]
+#[allow(clippy::result_unit_err)]
+pub fn fuzz_lookup(bytes: &[u8], name: &str, version: &str) -> Result<Option<(usize, bool)>, ()> {
+    let header = super::Header::<Native>::parse(bytes).map_err(drop)?;
+    let load = header.first_load(&header.reader(bytes)).map_err(drop)?;
+    let image = Image::open(header, load, bytes).map_err(drop)?;
+    Ok(NativeImage::new(image, bytes.as_ptr() as usize).lookup(name, version))
+}
+
 #[cfg(test)]
 mod tests;
