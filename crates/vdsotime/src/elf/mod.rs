@@ -6,13 +6,13 @@
 //! or a read outside the slice. ELF32 and ELF64, either byte order, are accepted on any
 //! host, so one architecture's tests can parse every other's images.
 //!
-//! One implementation reads every image, generic over its [`Form`]: [`Any`] takes the
-//! class and byte order the header gives, at run time ([`crate::Vdso::parse`]); [`Native`]
+//! One implementation reads every image, generic over its `Form`: `Any` takes the
+//! class and byte order the header gives, at run time ([`crate::Vdso::parse`]); `Native`
 //! is this process's layout, fixed at compile time, and reads the process's own vDSO on a
-//! function's first call ([`NativeImage`]), where the code run is fetched from memory line
-//! by line. Validation is lazy: [`Image::open`] checks what every lookup needs (the
+//! function's first call (`NativeImage`), where the code run is fetched from memory line
+//! by line. Validation is lazy: `Image::open` checks what every lookup needs (the
 //! header, the program headers, the dynamic table, the string table's bounds) and each
-//! lookup checks what it reads; [`Image::check`] also counts the symbols and checks every
+//! lookup checks what it reads; `Image::check` also counts the symbols and checks every
 //! table whole, for listing them. A lookup gives the same answer either way.
 //!
 //! No offset arithmetic here may wrap or panic: clippy's `arithmetic_side_effects` is
