@@ -4,7 +4,8 @@
 //! ELF64 of either byte order. Random bytes rarely get past the header; these images reach
 //! the hash tables, symbol versions and address arithmetic. Run with debug assertions
 //! (`cargo fuzz run -a`), so any arithmetic overflow in the parser is a crash. An accepted
-//! image must pass every check of `consistency.rs`.
+//! image must pass every check of `consistency.rs`, and the reader's form a process's
+//! first call uses must agree (`first_call.rs`).
 //!
 //! `VDSOTIME_FUZZ_DUMP=FILE cargo fuzz run -a structured CRASH` writes the image a crash
 //! input builds, to keep under `fuzz/regressions/`.
@@ -15,6 +16,7 @@
 mod consistency;
 #[path = "../../crates/vdsotime/tests/support/elf_builder.rs"]
 mod elf_builder;
+mod first_call;
 mod structured {
     pub mod draw;
     pub mod image;
@@ -31,7 +33,9 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     if let Some(path) = std::env::var_os("VDSOTIME_FUZZ_DUMP") {
         std::fs::write(path, &bytes).expect("write the image");
     }
-    match Vdso::parse(&bytes) {
+    let parsed = Vdso::parse(&bytes);
+    first_call::check(&bytes, &parsed);
+    match parsed {
         Ok(v) => {
             if let Err(violation) = consistency::check_parsed(&bytes, &v) {
                 panic!("invariant violated: {violation}");

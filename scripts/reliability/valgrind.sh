@@ -72,7 +72,7 @@ passed=0
 for exe in "${exes[@]}"; do
     echo "=== valgrind $(basename "$exe")"
     if valgrind --quiet --error-exitcode=1 --trace-children=yes \
-        --suppressions="$root/scripts/reliability/msync.supp" \
+        --suppressions="$root/scripts/reliability/readable.supp" \
         "$exe" --test-threads=2 "${skip_args[@]}" "$@"; then
         passed=$((passed + 1))
     else

@@ -70,9 +70,10 @@ fn static_library_matches_the_kernel() {
     println!("{stdout}");
 }
 
-/// A program that unmaps its vDSO and then calls libvdsotime's functions for the first time
-/// gets the system call's answers (it died of SIGSEGV before the library checked the
-/// mapping on binding): shared and static.
+/// A program that unmaps its vDSO, or makes it unreadable (`PROT_NONE`), and then calls
+/// libvdsotime's functions for the first time gets the system call's answers (it died of
+/// SIGSEGV before the library checked, on binding, that the image can be read): shared
+/// and static.
 #[test]
 fn a_program_that_unmapped_its_vdso_gets_the_system_call() {
     if cfg!(target_arch = "x86") {
@@ -84,7 +85,7 @@ fn a_program_that_unmapped_its_vdso_gets_the_system_call() {
         );
     }
     // QEMU user mode may keep the guest's address space reserved in the host process: a
-    // page the guest unmapped may still be mapped there, and the host's msync then says so.
+    // page the guest unmapped may still be mapped there, and the host's kernel then says so.
     if let Some(emulator) = std::env::var("VDSOTIME_EMULATOR")
         .ok()
         .filter(|e| !e.contains("system mode"))
@@ -106,9 +107,15 @@ fn a_program_that_unmapped_its_vdso_gets_the_system_call() {
             flags.extend(archive_link_extra());
         }
         cc(std::slice::from_ref(&source), &exe, &flags);
-        let out = run_ok(Command::new(&exe).env("LD_LIBRARY_PATH", prefix.join("lib")));
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(stdout.contains(", 0 failed"), "{name}: {stdout}");
-        println!("{name}: {stdout}");
+        for mode in ["unmap", "prot_none"] {
+            let out = run_ok(
+                Command::new(&exe)
+                    .arg(mode)
+                    .env("LD_LIBRARY_PATH", prefix.join("lib")),
+            );
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(stdout.contains(", 0 failed"), "{name} {mode}: {stdout}");
+            println!("{name} {mode}: {stdout}");
+        }
     }
 }

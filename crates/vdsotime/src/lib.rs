@@ -47,13 +47,16 @@
 //!
 //! # An unmapped vDSO
 //!
-//! A process may unmap its vDSO (sandboxes and checkpoint/restore tools do). A function's
-//! first call, which binds it, confirms with one `msync` that the image's first page is
-//! still mapped before reading it; if it is not, that function takes the system call
-//! from then on. A function already bound when the image is unmapped keeps calling into
-//! it and faults (SIGSEGV), as glibc's own `clock_gettime` does: unmap the vDSO before the
-//! first call of any function, or not at all. A program that unmaps part of the image
-//! and keeps its first page is not covered (`munmap` of `[vdso]` removes all of it).
+//! A process may unmap its vDSO (sandboxes and checkpoint/restore tools do), or make it
+//! unreadable (`mprotect` to `PROT_NONE`). A function's first call, which binds it, has
+//! the kernel confirm that the image's first page can still be read before reading it,
+//! with one `rt_sigprocmask` system call (given the page as the signal set to read and an
+//! invalid `how`, it reads the set, then refuses and changes nothing); if it cannot, that
+//! function takes the system call from then on. A function already bound when the image
+//! is unmapped keeps calling into it and faults (SIGSEGV), as glibc's own `clock_gettime`
+//! does: unmap the vDSO before the first call of any function, or not at all. A program
+//! that unmaps or protects part of the image and keeps its first page is not covered
+//! (`munmap` or `mprotect` of `[vdso]` changes all of it).
 //!
 //! ```
 //! use vdsotime::{ClockId, Timespec};
@@ -123,6 +126,7 @@ mod instant;
 mod path;
 pub mod random;
 pub mod raw;
+mod readable;
 pub mod rseq;
 mod sys;
 pub mod syscall;

@@ -2,10 +2,9 @@
 //! not the clocks: which symbols exist, at which addresses, for which architecture.
 
 use crate::arch::{self, ArchTable};
-use crate::elf::native::{Layout, NativeImage};
-use crate::elf::{ElfClass, ElfError, Endian, Header, Image, Symbol, Symbols};
-use crate::sys::{nr, syscall};
-use crate::Errno;
+use crate::elf::{Any, ElfClass, ElfError, Endian, Form, Header, Image, Native, NativeImage};
+use crate::elf::{Symbol, Symbols};
+use crate::readable::readable;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// A parsed vDSO image (or any ELF shared object held in memory).
@@ -24,7 +23,9 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Vdso<'a> {
-    image: Image<'a>,
+    image: Image<'a, Any>,
+    /// The number of dynamic symbols, counted and checked to fit.
+    nsyms: usize,
     base: usize,
 }
 
@@ -38,8 +39,10 @@ impl<'a> Vdso<'a> {
     /// assert_eq!(Vdso::parse(&[]).unwrap_err(), ElfError::TooShort);
     /// ```
     pub fn parse(bytes: &'a [u8]) -> Result<Vdso<'a>, ElfError> {
+        let (image, nsyms) = Image::parse(bytes)?;
         Ok(Vdso {
-            image: Image::parse(bytes)?,
+            image,
+            nsyms,
             base: bytes.as_ptr() as usize,
         })
     }
@@ -47,16 +50,18 @@ impl<'a> Vdso<'a> {
     /// Sizes, checks and parses an image the kernel mapped at `addr`, and requires it
     /// to be for this process's architecture.
     ///
-    /// The kernel does not say how long the vDSO is. `msync` confirms the first 4 KiB
-    /// are mapped (every Linux page is at least that), the header and program headers
-    /// are read from there, the length is taken from the loaded segment and the section
-    /// headers, and `msync` confirms the whole range before any more of it is read.
+    /// The kernel does not say how long the vDSO is. The kernel first confirms that the
+    /// first 4 KiB can be read (every Linux page is at least that; see [`crate::init`]
+    /// for the system call), the header and program headers are read from there, the
+    /// length is taken from the loaded segment and the section headers, and every page of
+    /// the whole range is confirmed readable before any more of it is read. An address
+    /// that cannot be read is [`ElfError::OutOfBounds`]`("mapping (not readable)")`.
     ///
     /// # Safety
     /// `addr` must be the start of a readable mapping of at least 4 KiB that stays
     /// mapped for the life of the process, such as `AT_SYSINFO_EHDR`.
     pub unsafe fn from_address(addr: usize) -> Result<Vdso<'static>, ElfError> {
-        // SAFETY: forwarded from the caller; `msync` confirms every range first.
+        // SAFETY: forwarded from the caller; every range is confirmed readable first.
         unsafe { Vdso::sized(addr, Confirm::Whole) }
     }
 
@@ -77,33 +82,17 @@ impl<'a> Vdso<'a> {
         Ok(v)
     }
 
-    /// Sizes and parses the image at `addr`: its header and program headers from the
-    /// first 4 KiB, once `msync` confirmed that page, then the rest (confirmed too with
-    /// [`Confirm::Whole`]). The header is parsed once.
+    /// Sizes and parses the image at `addr` ([`mapped`]), and counts and checks its
+    /// symbols.
     ///
     /// # Safety
-    /// With [`Confirm::FirstPage`], the image's length past its first page must be
-    /// mapped wherever that page is (the kernel's own mapping of the vDSO).
+    /// As for [`mapped`].
     unsafe fn at(addr: usize, confirm: Confirm) -> Result<Vdso<'static>, ElfError> {
-        // Even the header is read only once the page is known to be there: an emulator
-        // may hand out an address that is not mapped in the guest, and a process may
-        // have unmapped its vDSO.
-        if !is_mapped(addr, MIN_PAGE) {
-            return Err(ElfError::OutOfBounds("mapping (msync)"));
-        }
-        // SAFETY: `msync` just confirmed the first 4 KiB at `addr`.
-        let first = unsafe { core::slice::from_raw_parts(addr as *const u8, MIN_PAGE) };
-        let header = Header::parse(first)?;
-        let (load, len) = header.extent(first)?;
-        if confirm == Confirm::Whole && !is_mapped(addr, len) {
-            return Err(ElfError::OutOfBounds("mapping (msync)"));
-        }
-        // SAFETY: `len` bytes from `addr` are mapped: confirmed by `msync`, or the
-        // kernel's mapping of the whole image (the caller's promise); the vDSO is never
-        // written by user space.
-        let bytes = unsafe { core::slice::from_raw_parts(addr as *const u8, len) };
+        // SAFETY: forwarded from the caller.
+        let image = unsafe { mapped::<Any>(addr, confirm) }?;
         Ok(Vdso {
-            image: Image::with_header(header, load, bytes)?,
+            image,
+            nsyms: image.check()?,
             base: addr,
         })
     }
@@ -120,12 +109,12 @@ impl<'a> Vdso<'a> {
 
     /// ELF class of the image.
     pub fn class(&self) -> ElfClass {
-        self.image.header.class
+        self.image.header.class()
     }
 
     /// Byte order of the image.
     pub fn endian(&self) -> Endian {
-        self.image.header.endian
+        self.image.header.endian()
     }
 
     /// `e_machine` of the image.
@@ -150,7 +139,7 @@ impl<'a> Vdso<'a> {
 
     /// Every defined global or weak function symbol, in table order.
     pub fn symbols(&self) -> Symbols<'a> {
-        self.image.symbols(self.base)
+        self.image.symbols(self.nsyms, self.base)
     }
 
     /// Finds `name`; with `Some(version)`, only that version (or an unversioned symbol).
@@ -179,42 +168,48 @@ impl<'a> Vdso<'a> {
 /// The smallest Linux page: what `from_address` may read before it knows the length.
 const MIN_PAGE: usize = 4096;
 
-/// What [`Vdso::at`] confirms by `msync` before reading an image.
+/// Why an image at an address was not read.
+const NOT_READABLE: ElfError = ElfError::OutOfBounds("mapping (not readable)");
+
+/// What [`mapped`] confirms readable before reading an image.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Confirm {
     /// The first page, then the whole length: an address a caller or `PR_GET_AUXV` gave.
     Whole,
     /// The first page only: the kernel's own mapping of the vDSO, one mapping that holds
-    /// the whole image, so its first page being there says the image is (a process
-    /// that unmaps `[vdso]` removes all of it). One system call, for the first call's sake.
+    /// the whole image with one protection, so its first page being readable says the
+    /// image is (a process that unmaps `[vdso]` or makes it `PROT_NONE` changes all of
+    /// it). One system call, for the first call's sake.
     FirstPage,
 }
 
-/// Whether every page of `[addr, addr + len)` is known to be mapped, by
-/// `msync(MS_ASYNC)`: the kernel answers `ENOMEM` for a range with a hole, and otherwise
-/// does nothing (`MS_ASYNC` starts no write-back since Linux 2.6.19). Unlike `mincore`,
-/// which allocates a page for every call (about 1 µs more in a fresh process), it only
-/// walks the mappings.
+/// Sizes the image at `addr` and locates its tables, read in the form `F`: its header
+/// and program headers from the first 4 KiB once the kernel confirmed they can be read
+/// ([`readable`]), then the rest (confirmed too with [`Confirm::Whole`]). The header is
+/// parsed once. Even the header is read only once its page is known to be readable: an
+/// emulator may hand out an address that is not mapped in the guest, and a process may
+/// have unmapped its vDSO or made it unreadable.
 ///
-/// Only success says so. `ENOMEM` (a page is not mapped), `EINVAL` (an address that is
-/// not page-aligned) and any other error mean "not known to be mapped", after two more
-/// tries for `EAGAIN`. The one exception is a kernel or sandbox that refuses `msync`
-/// itself (`ENOSYS`, `EPERM`): that answer does not depend on the range, which then is
-/// trusted as it came, from the kernel's auxiliary vector or a caller that vouches for it.
-fn is_mapped(addr: usize, len: usize) -> bool {
-    use linux_raw_sys::errno::{EAGAIN, ENOSYS, EPERM};
-    const MS_ASYNC: usize = 1;
-    for _ in 0..3 {
-        // SAFETY: msync with MS_ASYNC reads and writes no memory of the process: it only
-        // looks up the mappings of the range.
-        let ret = unsafe { syscall(nr::__NR_msync, addr, len, MS_ASYNC, 0, 0) };
-        match Errno::from_ret(ret) {
-            None => return true,
-            Some(e) if e.raw() == EAGAIN as i32 => continue,
-            Some(e) => return e.raw() == ENOSYS as i32 || e.raw() == EPERM as i32,
-        }
+/// # Safety
+/// With [`Confirm::FirstPage`], the image's length past its first page must be mapped
+/// and readable wherever that page is (the kernel's own mapping of the vDSO).
+#[inline(never)] // prefetched by its address (the native instantiation): see `own`
+unsafe fn mapped<F: Form>(addr: usize, confirm: Confirm) -> Result<Image<'static, F>, F::Error> {
+    if !readable(addr, MIN_PAGE) {
+        return Err(NOT_READABLE.into());
     }
-    false
+    // SAFETY: the kernel just read the first 4 KiB at `addr` (its page, at least 4 KiB).
+    let first = unsafe { core::slice::from_raw_parts(addr as *const u8, MIN_PAGE) };
+    let header = Header::<F>::parse(first)?;
+    let (load, len) = header.extent(first)?;
+    if confirm == Confirm::Whole && !readable(addr, len) {
+        return Err(NOT_READABLE.into());
+    }
+    // SAFETY: `len` bytes from `addr` are readable: confirmed page by page, or the
+    // kernel's mapping of the whole image (the caller's promise); the vDSO is never
+    // written by user space.
+    let bytes = unsafe { core::slice::from_raw_parts(addr as *const u8, len) };
+    Image::open(header, load, bytes)
 }
 
 /// 0: not looked for yet; 1 ([`ABSENT`]): this process has no usable vDSO; else the
@@ -243,27 +238,36 @@ pub fn vdso() -> Option<Vdso<'static>> {
         0 => locate(),
         ABSENT => None,
         // SAFETY: `base` was stored only after the image there was validated; it is
-        // read only once `msync` confirms its first page is still mapped (a process may
-        // unmap its vDSO at any time, which removes the whole mapping).
+        // read only once its first page is confirmed still readable (a process may unmap
+        // its vDSO or make it unreadable at any time, which changes the whole mapping).
         base => unsafe { Vdso::at(base, Confirm::FirstPage) }.ok(),
     }
 }
 
-/// The image this process's functions are bound from, read by the lean native reader
-/// ([`crate::elf::native`]) for a function's first call: the one recorded (a caller's, or
-/// the one a first call found), else the one the auxiliary vector names. That one is
-/// recorded, as [`locate`] records it, so that the vector is read once, if it is the
-/// kernel's own mapping (an address `PR_GET_AUXV` gave is confirmed whole by [`vdso`]
-/// before it is recorded). `None` when there is none, it is not mapped any more, or it is
-/// not a native image.
+/// The image this process's functions are bound from, read in this process's layout
+/// ([`Native`]) for a function's first call: the one recorded (a caller's, or the one a
+/// first call found), else the one the auxiliary vector names. That one is recorded, as
+/// [`locate`] records it, so that the vector is read once, if it is the kernel's own
+/// mapping (an address `PR_GET_AUXV` gave is confirmed whole by [`vdso`] before it is
+/// recorded). `None` when there is none, it cannot be read any more, or it is refused.
 ///
-/// As for [`vdso`], `msync` confirms the first page is still mapped before a byte is
-/// read, and the whole image too unless it is the kernel's mapping of it.
+/// The native reading is the general one ([`Vdso`]'s) with the class, byte order and
+/// machine fixed at compile time and without counting the symbols; so when it refuses the
+/// image the auxiliary vector names, the general reading ([`locate`]) is what decides, and
+/// records, whether this process has a vDSO, as [`vdso`] would. It gives the same
+/// verdict (a unit test checks it on every mutation of the running image): this function
+/// is then served by its system call, and so are the others.
+///
+/// As for [`vdso`], the first page is confirmed still readable before a byte is read,
+/// and the whole image too unless it is the kernel's mapping of it.
 #[cold]
 pub(crate) fn own() -> Option<NativeImage<'static>> {
     let (addr, confirm, found) = match BASE.load(Ordering::Acquire) {
         0 => {
-            crate::elf::prefetch::parser();
+            crate::elf::prefetch::parser(&[
+                mapped::<Native> as *const () as usize,
+                NativeImage::<'static>::lookup as *const () as usize,
+            ]);
             let Some((addr, confirm)) = own_address() else {
                 publish_absent();
                 return None;
@@ -274,39 +278,22 @@ pub(crate) fn own() -> Option<NativeImage<'static>> {
         // Confirmed whole when it was recorded.
         base => (base, Confirm::FirstPage, false),
     };
-    // SAFETY: as `read_native` requires: the address of an image (`AT_SYSINFO_EHDR` or
-    // one recorded), confirmed as `confirm` says.
-    let image = unsafe { read_native(addr, confirm) };
-    match &image {
-        Some(_) if found && confirm == Confirm::FirstPage => BASE.store(addr, Ordering::Release),
-        None if found => publish_absent(),
-        _ => {}
+    // SAFETY: as `mapped` requires: the address of an image (`AT_SYSINFO_EHDR` or one
+    // recorded), confirmed as `confirm` says.
+    match unsafe { mapped::<Native>(addr, confirm) } {
+        Ok(image) => {
+            if found && confirm == Confirm::FirstPage {
+                BASE.store(addr, Ordering::Release);
+            }
+            Some(NativeImage::new(image, addr))
+        }
+        Err(_) => {
+            if found {
+                let _ = locate();
+            }
+            None
+        }
     }
-    image
-}
-
-/// The lean reader on the image at `addr`, once `msync` confirmed its first page (and,
-/// with [`Confirm::Whole`], the rest it reads).
-///
-/// # Safety
-/// With [`Confirm::FirstPage`], the image's loaded segment past its first page must be
-/// mapped wherever that page is (the kernel's own mapping of the vDSO).
-unsafe fn read_native(addr: usize, confirm: Confirm) -> Option<NativeImage<'static>> {
-    if !is_mapped(addr, MIN_PAGE) {
-        return None;
-    }
-    // SAFETY: `msync` just confirmed the first 4 KiB at `addr`.
-    let first = unsafe { core::slice::from_raw_parts(addr as *const u8, MIN_PAGE) };
-    let layout = Layout::read(first)?;
-    let len = layout.len();
-    if confirm == Confirm::Whole && !is_mapped(addr, len) {
-        return None;
-    }
-    // SAFETY: `len` bytes from `addr` are mapped: confirmed by `msync`, or the kernel's
-    // one mapping of the whole image, whose first page is there (the caller's promise);
-    // the vDSO is never written by user space.
-    let bytes = unsafe { core::slice::from_raw_parts(addr as *const u8, len) };
-    NativeImage::read(layout, bytes, addr)
 }
 
 /// `AT_SYSINFO_EHDR`, and what must be confirmed mapped before reading the image there.
@@ -331,8 +318,9 @@ fn locate() -> Option<Vdso<'static>> {
         return None;
     };
     // SAFETY: AT_SYSINFO_EHDR as the kernel reports it: its first page is confirmed still
-    // mapped (a process may have unmapped its vDSO) before it is read, and the rest is
-    // confirmed too unless it is the kernel's mapping of the whole image in this process.
+    // readable (a process may have unmapped its vDSO, or made it unreadable) before it is
+    // read, and the rest is confirmed too unless it is the kernel's mapping of the whole
+    // image in this process.
     match unsafe { Vdso::sized(addr, confirm) } {
         Ok(v) => {
             BASE.store(addr, Ordering::Release);
@@ -371,45 +359,18 @@ mod tests {
     const HOLE: usize = 0;
 
     #[test]
-    fn only_a_range_msync_confirms_is_mapped() {
-        let hole = HOLE;
-        assert!(!is_mapped(hole, 4096), "ENOMEM");
-        // EINVAL (not page-aligned) used to count as mapped, and the header was read.
-        assert!(!is_mapped(hole + 1, 4096), "EINVAL, unaligned");
-        assert!(
-            !is_mapped(usize::MAX & !4095, 8192),
-            "a range past the address space"
-        );
-        assert!(!is_mapped(hole, 2 << 20), "a long range from the zero page");
-        // Aligned to the real page size: 64 KiB on ppc64le's Debian kernel, where a
-        // 4 KiB-aligned address inside a page is EINVAL, so not known to be mapped.
-        let page_size = crate::auxv::lookup(crate::auxv::AT_PAGESZ).unwrap_or(4096);
-        let own = [0u8; 1];
-        let page = own.as_ptr() as usize & !(page_size - 1);
-        assert!(is_mapped(page, 1), "this stack page");
-        if let Some(v) = vdso() {
-            assert!(is_mapped(v.base(), v.bytes().len()));
-            assert!(!is_mapped(v.base() + 1, 4096), "EINVAL inside the vDSO");
-        }
-    }
-
-    #[test]
-    fn an_unaligned_caller_given_address_is_refused_before_any_read() {
-        let hole = HOLE;
-        for addr in [hole, hole + 1, hole + 4095] {
-            // SAFETY: deliberately not a mapping: from_address must find out by msync
-            // before it reads a byte (before, `hole + 1` was read, and crashed).
+    fn an_unreadable_caller_given_address_is_refused_before_any_read() {
+        for addr in [HOLE, HOLE + 1, HOLE + 4095, usize::MAX & !4095] {
+            // SAFETY: deliberately not a mapping: from_address must find out from the
+            // kernel before it reads a byte.
             let got = unsafe { Vdso::from_address(addr) };
-            assert_eq!(
-                got.err(),
-                Some(ElfError::OutOfBounds("mapping (msync)")),
-                "{addr:#x}"
-            );
+            assert_eq!(got.err(), Some(NOT_READABLE), "{addr:#x}");
         }
         if let Some(v) = vdso() {
-            // SAFETY: inside the vDSO, which is mapped for good; refused before parsing.
+            // SAFETY: inside the vDSO, which is mapped for good: refused, by the kernel's
+            // answer (QEMU user mode's) or by the header read there.
             let got = unsafe { Vdso::from_address(v.base() + 16) };
-            assert_eq!(got.err(), Some(ElfError::OutOfBounds("mapping (msync)")));
+            assert!(matches!(got.err(), Some(ElfError::BadMagic | NOT_READABLE)));
         }
     }
 }

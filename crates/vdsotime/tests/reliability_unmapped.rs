@@ -1,6 +1,7 @@
-//! A process that unmaps its vDSO (as sandboxes and checkpoint/restore tools do) gets the
-//! system call from every function not yet bound, with the system call's answers: the
-//! first call that binds a function confirms the image is still mapped before reading it.
+//! A process that unmaps its vDSO (as sandboxes and checkpoint/restore tools do), or makes
+//! it unreadable (`PROT_NONE`), gets the system call from every function not yet bound,
+//! with the system call's answers: the first call that binds a function confirms the
+//! image can still be read before reading it.
 //! (A function bound while the image was mapped keeps calling it, and faults, as glibc's
 //! do: that is stated in the crate docs, not tested.)
 
@@ -71,12 +72,16 @@ fn check_every_function() {
             "{f:?} takes {p} with no vDSO mapped"
         );
     }
-    assert!(vdsotime::vdso().is_none(), "vdso() found an unmapped image");
+    assert!(
+        vdsotime::vdso().is_none(),
+        "vdso() found an unreadable image"
+    );
     assert!(vdsotime::raw::clock_gettime().is_none());
 }
 
-/// The child: unmaps the vDSO, then calls every function. `fresh`: nothing was called
-/// before; `located`: the image was found (`vdso()`) but no function bound.
+/// The child: unmaps the vDSO (or, with a mode that starts `prot_none`, makes the image
+/// `PROT_NONE` and leaves it mapped), then calls every function. `fresh`: nothing was
+/// called before; `located`: the image was found (`vdso()`) but no function bound.
 fn child(mode: &str) {
     // SAFETY: getauxval only reads the process's aux vector.
     let ehdr = unsafe { libc::getauxval(libc::AT_SYSINFO_EHDR) } as usize;
@@ -86,8 +91,20 @@ fn child(mode: &str) {
         // SAFETY: ends the process, as below.
         unsafe { libc::_exit(0) };
     };
-    if mode == "located" {
+    if mode.ends_with("located") {
         assert_eq!(vdsotime::vdso().map(|v| v.base()), Some(ehdr));
+    }
+    if mode.starts_with("prot_none") {
+        let &(start, len) = mappings.last().expect("the image's mapping");
+        // SAFETY: the vDSO's image made unreadable; as below, nothing calls into it but
+        // the library under test, and the child ends with _exit.
+        let ret = unsafe { libc::mprotect(start as *mut _, len, libc::PROT_NONE) };
+        assert_eq!(ret, 0);
+        check_every_function();
+        println!("\nUNMAPPED_OK {mode}: the image made PROT_NONE");
+        std::io::stdout().flush().unwrap();
+        // SAFETY: ends the process without the harness's own clock readings.
+        unsafe { libc::_exit(0) };
     }
     for &(start, len) in &mappings {
         // SAFETY: the vDSO's own mappings; nothing in this process calls the vDSO from
@@ -120,7 +137,7 @@ fn a_process_that_unmapped_its_vdso_gets_the_system_call() {
         return skip::skip(TEST, "vdso-unmap", I386);
     }
     // QEMU user mode may keep the guest's address space reserved in the host process: a page
-    // the guest unmapped may still be mapped there, and the host's msync then says so. (Under
+    // the guest unmapped may still be mapped there, and the host's kernel then says so. (Under
     // qemu-system the guest's own kernel answers; that runs.)
     if let Some(emulator) = std::env::var("VDSOTIME_EMULATOR")
         .ok()
@@ -132,7 +149,7 @@ fn a_process_that_unmapped_its_vdso_gets_the_system_call() {
             format!("{emulator}: a page the guest unmapped may stay mapped in the emulator"),
         );
     }
-    for mode in ["fresh", "located"] {
+    for mode in ["fresh", "located", "prot_none_fresh", "prot_none_located"] {
         let run = run_child(TEST, mode, &[], Duration::from_secs(60));
         if let Some(why) = run.values("UNMAPPED_NONE:").first() {
             return skip::skip(TEST, "vdso", why);

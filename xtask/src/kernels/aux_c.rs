@@ -16,7 +16,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use super::build;
-use super::fetch::Unbootable;
+use super::kernel::Unbootable;
 
 /// What building them needs besides gcc (Debian packages).
 pub const PACKAGES: &[&str] = &["musl-tools"];

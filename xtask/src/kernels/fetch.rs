@@ -10,52 +10,14 @@
 //! `package` and `suite` beside it); once every chosen machine has one, nothing is fetched.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use super::kernel::{exports_getrandom, Kernel, Unbootable};
 use super::machines::Machine;
 use super::source;
 use super::unpack::{self, CONFIG, KERNEL, RELEASE};
 use crate::apt;
 use crate::debs::PrivateApt;
-
-/// A kernel ready to boot.
-#[derive(Debug, Clone)]
-pub struct Kernel {
-    pub image: PathBuf,
-    /// `uname -r` of the kernel, from its file name (`vmlinuz-<release>`).
-    pub release: String,
-    /// The Debian packages (file names, so with their versions) it came from.
-    pub package: String,
-    /// Its configuration builds the vDSO's getrandom.
-    pub getrandom: bool,
-    /// The suite it came from, and why each suite preferred to it was not used.
-    pub suite: String,
-    pub passed_over: Vec<String>,
-    /// A kernel built from source, downloaded and not built yet (see [`source`]).
-    pub unbuilt: Option<source::Unbuilt>,
-}
-
-impl Kernel {
-    /// Where the kernel came from, for the report: `sid (trixie-backports: ...)`.
-    pub fn origin(&self) -> String {
-        if self.passed_over.is_empty() {
-            self.suite.clone()
-        } else {
-            format!("{} ({})", self.suite, self.passed_over.join("; "))
-        }
-    }
-}
-
-/// Why a machine has nothing to boot.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Unbootable {
-    /// What it needs cannot be had here (no suite serves its kernel, a tool is missing):
-    /// the machine is UNAVAILABLE.
-    Unavailable(String),
-    /// What it needs came and is wrong (a package without a kernel, a build that fails):
-    /// the machine FAILs.
-    Failed(String),
-}
 
 /// The file that records the suite (first line) and the suites passed over (the others).
 const SUITE: &str = "suite";
@@ -293,17 +255,10 @@ fn fetch(
         .ok_or_else(|| failed(format!("{}: no kernel kept", dir.display())))
 }
 
-/// Whether the kernel's configuration builds the vDSO's getrandom
-/// (`CONFIG_VDSO_GETRANDOM=y`, lib/vdso/Kconfig): its tests must then run there.
-pub fn exports_getrandom(config: &str) -> bool {
-    config
-        .lines()
-        .any(|l| l.trim() == "CONFIG_VDSO_GETRANDOM=y")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn kernel(suite: &str, passed_over: &[String]) -> Kernel {
         Kernel {

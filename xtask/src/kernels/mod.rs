@@ -14,6 +14,7 @@ mod fetch;
 mod initramfs;
 mod json;
 mod judge;
+mod kernel;
 mod machines;
 mod payload;
 mod report;

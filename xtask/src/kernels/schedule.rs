@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
-use super::fetch::{Kernel, Unbootable};
+use super::kernel::{Kernel, Unbootable};
 use super::machines::Machine;
 use super::verdict::{self, Booted, Context, Preparer, Ready};
 

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use super::fetch::{exports_getrandom, Kernel, Unbootable};
+use super::kernel::{exports_getrandom, Kernel, Unbootable, Unbuilt};
 use super::machines::Machine;
 use super::unpack::{CONFIG, RELEASE};
 use crate::apt;
@@ -27,15 +27,6 @@ pub const BUILD_DEPENDS: &[&str] = &["flex", "bison", "bc", "libelf-dev", "xz-ut
 /// The image in a cached build's directory; the package it came from is beside it.
 const IMAGE: &str = "bzImage";
 const PACKAGE: &str = "package";
-
-/// A kernel whose source is downloaded and not built yet.
-#[derive(Debug, Clone)]
-pub struct Unbuilt {
-    /// The source package.
-    pub deb: PathBuf,
-    /// The configuration fragment.
-    pub config: &'static str,
-}
 
 /// Where built kernels are kept: `$XDG_CACHE_HOME/vdsotime/kernels`, else
 /// `$HOME/.cache/vdsotime/kernels`.

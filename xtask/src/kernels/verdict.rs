@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use super::aux_c::{self, AuxPrograms};
 use super::build::{self, Built};
-use super::fetch::{Kernel, Unbootable};
 use super::judge::{self, Expected, Judged, Truth};
+use super::kernel::{Kernel, Unbootable};
 use super::machines::Machine;
 use super::scenarios::{Scenario, TIMENS};
 use super::{boot, payload, report, show, source};

@@ -2,7 +2,8 @@
  * A process that unmaps its vDSO (as sandboxes and checkpoint/restore tools do), then calls
  * libvdsotime's functions for the first time: each must answer as the system call does.
  * Unmaps [vdso] and the kernel's data pages beside it ([vvar], [vvar_vclock]), found in
- * /proc/self/maps. vdsotime_time and vdsotime_gettimeofday are left out: in the shared
+ * /proc/self/maps; with the argument "prot_none", makes [vdso] unreadable (PROT_NONE)
+ * instead and leaves every mapping in place. vdsotime_time and vdsotime_gettimeofday are left out: in the shared
  * library on x86-64 glibc they are bound to the vDSO when the program is loaded (as glibc's
  * own time and gettimeofday are), before main can unmap it. Prints "N failed".
  */
@@ -31,8 +32,9 @@ static long long ns(const struct timespec *t)
 	return (long long)t->tv_sec * 1000000000LL + t->tv_nsec;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	int prot_none = argc > 1 && strcmp(argv[1], "prot_none") == 0;
 	unsigned long ehdr = getauxval(AT_SYSINFO_EHDR);
 	if (ehdr == 0) {
 		printf("no vDSO, 0 failed\n");
@@ -54,8 +56,12 @@ int main(void)
 	if (maps)
 		fclose(maps);
 	check(found, "[vdso] in /proc/self/maps at AT_SYSINFO_EHDR");
-	for (int i = 0; i < n; i++)
-		check(munmap((void *)starts[i], lens[i]) == 0, "munmap");
+	for (int i = 0; i < n; i++) {
+		if (!prot_none)
+			check(munmap((void *)starts[i], lens[i]) == 0, "munmap");
+		else if (starts[i] == ehdr)
+			check(mprotect((void *)starts[i], lens[i], PROT_NONE) == 0, "mprotect");
+	}
 
 	static const clockid_t clocks[] = { CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW,
 		CLOCK_REALTIME_COARSE, CLOCK_MONOTONIC_COARSE, CLOCK_BOOTTIME, CLOCK_TAI };
@@ -75,7 +81,8 @@ int main(void)
 	check(vdsotime_sched_getcpu() >= 0, "sched_getcpu");
 	unsigned char buf[32];
 	check(vdsotime_getrandom(buf, sizeof buf, 0) == (ssize_t)sizeof buf, "getrandom");
-	printf("unmapped %d mappings, %d failed\n", n, failed);
+	printf("%s %d mappings, %d failed\n", prot_none ? "PROT_NONE [vdso] among" : "unmapped", n,
+	       failed);
 	fflush(stdout);
 	_exit(failed != 0);
 }

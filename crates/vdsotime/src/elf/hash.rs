@@ -3,13 +3,12 @@
 //! The GNU table's Bloom filter is skipped: it only speeds up misses, and a vDSO has a
 //! dozen symbols.
 
-use super::reader::{offset, plus};
+use super::reader::{offset, plus, Form};
 use super::{ElfError, Image};
 
-/// The SysV ELF hash of a name. Inlined, so that the first call's lean reader
-/// ([`super::native`]) keeps its code in one place.
+/// The SysV ELF hash of a name.
 #[inline(always)]
-pub(super) fn sysv_hash(name: &[u8]) -> u32 {
+fn sysv_hash(name: &[u8]) -> u32 {
     name.iter().fold(0u32, |h, &c| {
         let h = (h << 4).wrapping_add(u32::from(c));
         let g = h & 0xf000_0000;
@@ -17,9 +16,9 @@ pub(super) fn sysv_hash(name: &[u8]) -> u32 {
     })
 }
 
-/// The GNU (DJB) hash of a name (inlined, as [`sysv_hash`]).
+/// The GNU (DJB) hash of a name.
 #[inline(always)]
-pub(super) fn gnu_hash(name: &[u8]) -> u32 {
+fn gnu_hash(name: &[u8]) -> u32 {
     name.iter().fold(5381u32, |h, &c| {
         h.wrapping_mul(33).wrapping_add(u32::from(c))
     })
@@ -35,7 +34,8 @@ struct GnuTable {
 
 impl GnuTable {
     /// The chain word of symbol `idx`, which must be at least `symoffset`.
-    fn chain(&self, image: &Image<'_>, idx: usize) -> Result<u32, ElfError> {
+    #[inline(always)]
+    fn chain<F: Form>(&self, image: &Image<'_, F>, idx: usize) -> Result<u32, ElfError> {
         let rel = idx
             .checked_sub(self.symoffset)
             .ok_or(ElfError::OutOfBounds("DT_GNU_HASH chains"))?;
@@ -43,17 +43,24 @@ impl GnuTable {
             .r
             .u32(offset(self.chains, rel, 4)?, "DT_GNU_HASH chains")
     }
+
+    /// The first symbol index of bucket `i`.
+    #[inline(always)]
+    fn bucket<F: Form>(&self, image: &Image<'_, F>, i: usize) -> Result<usize, ElfError> {
+        let at = offset(self.buckets, i, 4)?;
+        Ok(image.r.u32(at, "DT_GNU_HASH buckets")? as usize)
+    }
 }
 
-impl Image<'_> {
-    fn gnu_table(&self, at: usize) -> Result<GnuTable, ElfError> {
+impl<F: Form> Image<'_, F> {
+    #[inline(always)]
+    fn gnu_table(&self, at: usize) -> Result<GnuTable, F::Error> {
         let r = &self.r;
         let nbuckets = r.u32(at, "DT_GNU_HASH")? as usize;
         let symoffset = r.u32(plus(at, 4)?, "DT_GNU_HASH")? as usize;
         let bloom_words = r.u32(plus(at, 8)?, "DT_GNU_HASH")? as usize;
         let buckets = offset(plus(at, 16)?, bloom_words, r.pick(4, 8))?;
         let chains = offset(buckets, nbuckets, 4)?;
-        r.slice(buckets, offset(0, nbuckets, 4)?, "DT_GNU_HASH buckets")?;
         Ok(GnuTable {
             nbuckets,
             symoffset,
@@ -64,13 +71,13 @@ impl Image<'_> {
 
     /// The number of dynamic symbols. `DT_HASH` says it (`nchain`); with only
     /// `DT_GNU_HASH` it is one past the end of the chain that starts at the largest bucket.
-    pub(super) fn count_symbols(&self) -> Result<usize, ElfError> {
-        let r = &self.r;
+    /// A lookup needs neither: see [`Image::candidates`].
+    pub(super) fn count_symbols(&self) -> Result<usize, F::Error> {
         if let Some(at) = self.gnu_hash {
             let t = self.gnu_table(at)?;
             let mut last = 0;
             for i in 0..t.nbuckets {
-                last = last.max(r.u32(offset(t.buckets, i, 4)?, "DT_GNU_HASH buckets")? as usize);
+                last = last.max(t.bucket(self, i)?);
             }
             if last < t.symoffset {
                 return Ok(t.symoffset);
@@ -84,75 +91,73 @@ impl Image<'_> {
                 }
             }
         }
-        if let Some(at) = self.sysv_hash {
-            let word = self.sysv_word();
-            let nchain = self.sysv_entry(at, word, 1)?;
-            return Ok(nchain);
-        }
-        Err(ElfError::NoHashTable)
+        let at = self.sysv_hash.ok_or(ElfError::NoHashTable)?;
+        self.sysv_entry(at, 1)
     }
 
-    fn sysv_entry(&self, at: usize, word: usize, index: usize) -> Result<usize, ElfError> {
-        let off = offset(at, index, word)?;
-        let v = match word {
+    #[inline(always)]
+    fn sysv_entry(&self, at: usize, index: usize) -> Result<usize, F::Error> {
+        let off = offset(at, index, self.sysv_word())?;
+        let v = match self.sysv_word() {
             8 => self.r.u64(off, "DT_HASH")?,
             _ => u64::from(self.r.u32(off, "DT_HASH")?),
         };
-        usize::try_from(v).map_err(|_| ElfError::OutOfBounds("DT_HASH"))
+        Ok(usize::try_from(v).map_err(|_| ElfError::OutOfBounds("DT_HASH"))?)
     }
 
-    /// Calls `visit` on each symbol index whose hash matches `name` until it returns
-    /// `true`; `Ok(None)` when none did. Walks are bounded by the symbol count, so a
-    /// corrupted chain cannot loop.
-    pub(super) fn candidates(
+    /// Calls `visit` on each symbol index whose hash matches `name` until it gives a
+    /// value or an error; `Ok(None)` when it gave neither. Both walks end within the
+    /// symbol count ([`Image::check`]) without counting: a GNU chain ends at its
+    /// terminator, which lies at or before the one of the largest bucket's chain (the
+    /// count), or at the first word past the image; a SysV walk at `nchain` steps or
+    /// indices, so a corrupted chain cannot loop.
+    #[inline(always)]
+    pub(super) fn candidates<T>(
         &self,
         name: &[u8],
-        mut visit: impl FnMut(usize) -> bool,
-    ) -> Result<Option<usize>, ElfError> {
-        let r = &self.r;
+        mut visit: impl FnMut(usize) -> Result<Option<T>, F::Error>,
+    ) -> Result<Option<T>, F::Error> {
         if let Some(at) = self.gnu_hash {
             let t = self.gnu_table(at)?;
             let h = gnu_hash(name);
             let Some(bucket) = (h as usize).checked_rem(t.nbuckets) else {
                 return Ok(None); // no buckets: no symbols
             };
-            let mut idx = r.u32(offset(t.buckets, bucket, 4)?, "DT_GNU_HASH buckets")? as usize;
+            let mut idx = t.bucket(self, bucket)?;
             if idx < t.symoffset {
                 return Ok(None);
             }
-            while idx < self.nsyms {
+            loop {
                 let link = t.chain(self, idx)?;
-                if (link | 1) == (h | 1) && visit(idx) {
-                    return Ok(Some(idx));
+                if (link | 1) == (h | 1) {
+                    if let Some(found) = visit(idx)? {
+                        return Ok(Some(found));
+                    }
                 }
                 if link & 1 == 1 {
-                    break;
+                    return Ok(None);
                 }
                 idx = plus(idx, 1)?;
             }
-            return Ok(None);
         }
-        if let Some(at) = self.sysv_hash {
-            let word = self.sysv_word();
-            let nbucket = self.sysv_entry(at, word, 0)?;
-            let Some(bucket) = (sysv_hash(name) as usize).checked_rem(nbucket) else {
-                return Ok(None); // no buckets: no symbols
-            };
-            // Words: nbucket, nchain, the buckets, then the chains.
-            let chain = plus(2, nbucket)?;
-            let mut idx = self.sysv_entry(at, word, plus(2, bucket)?)?;
-            for _ in 0..self.nsyms {
-                if idx == 0 || idx >= self.nsyms {
-                    break;
-                }
-                if visit(idx) {
-                    return Ok(Some(idx));
-                }
-                idx = self.sysv_entry(at, word, plus(chain, idx)?)?;
+        let at = self.sysv_hash.ok_or(ElfError::NoHashTable)?;
+        let (nbucket, nchain) = (self.sysv_entry(at, 0)?, self.sysv_entry(at, 1)?);
+        let Some(bucket) = (sysv_hash(name) as usize).checked_rem(nbucket) else {
+            return Ok(None); // no buckets: no symbols
+        };
+        // Words: nbucket, nchain, the buckets, then the chains.
+        let chain = plus(2, nbucket)?;
+        let mut idx = self.sysv_entry(at, plus(2, bucket)?)?;
+        for _ in 0..nchain {
+            if idx == 0 || idx >= nchain {
+                break;
             }
-            return Ok(None);
+            if let Some(found) = visit(idx)? {
+                return Ok(Some(found));
+            }
+            idx = self.sysv_entry(at, plus(chain, idx)?)?;
         }
-        Err(ElfError::NoHashTable)
+        Ok(None)
     }
 }
 

@@ -6,17 +6,31 @@
 //! or a read outside the slice. ELF32 and ELF64, either byte order, are accepted on any
 //! host, so one architecture's tests can parse every other's images.
 //!
+//! One implementation reads every image, generic over its `Form`: `Any` takes the
+//! class and byte order the header gives, at run time ([`crate::Vdso::parse`]); `Native`
+//! is this process's layout, fixed at compile time, and reads the process's own vDSO on a
+//! function's first call (`NativeImage`), where the code run is fetched from memory line
+//! by line. Validation is lazy: `Image::open` checks what every lookup needs (the
+//! header, the program headers, the dynamic table, the string table's bounds) and each
+//! lookup checks what it reads; `Image::check` also counts the symbols and checks every
+//! table whole, for listing them. A lookup gives the same answer either way.
+//!
 //! No offset arithmetic here may wrap or panic: clippy's `arithmetic_side_effects` is
 //! denied for the whole module, so every sum and product goes through a checked helper.
 #![deny(clippy::arithmetic_side_effects)]
 
 mod hash;
-pub(crate) mod native;
+mod own;
 pub(crate) mod prefetch;
 mod reader;
 mod symbols;
 mod version;
 
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub use own::fuzz_lookup;
+pub(crate) use own::NativeImage;
+pub(crate) use reader::{Any, Form, Native};
 pub use symbols::{Symbol, Symbols};
 
 use core::fmt;
@@ -125,9 +139,8 @@ const EM_S390: u16 = 22;
 
 /// The ELF header fields this reader uses.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Header {
-    pub(crate) class: ElfClass,
-    pub(crate) endian: Endian,
+pub(crate) struct Header<F> {
+    pub(crate) form: F,
     pub(crate) machine: u16,
     phoff: usize,
     phnum: usize,
@@ -136,19 +149,22 @@ pub(crate) struct Header {
     shentsize: usize,
 }
 
-/// The first `PT_LOAD` segment: maps the image's virtual addresses to file offsets.
+/// The first `PT_LOAD` segment, which maps the image's virtual addresses to file
+/// offsets, and where the (last) `PT_DYNAMIC` segment says the dynamic table is.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Load {
     vaddr: u64,
     offset: u64,
     memsz: u64,
     filesz: u64,
+    dynamic: Option<u64>,
 }
 
 impl Load {
     /// The file offset of a virtual address inside the segment's file-backed part, which
     /// must also lie inside the `len` bytes held: the segment's sizes come from the image
     /// and bound nothing by themselves. `what` names the address in the error.
+    #[inline(always)]
     fn to_offset(self, vaddr: u64, len: usize, what: &'static str) -> Result<usize, ElfError> {
         let rel = vaddr
             .checked_sub(self.vaddr)
@@ -162,46 +178,44 @@ impl Load {
     }
 }
 
-impl Header {
-    /// Validates `e_ident`, `e_type`, `e_version` and `e_phentsize`.
-    pub(crate) fn parse(bytes: &[u8]) -> Result<Header, ElfError> {
-        let ident = bytes.get(..16).ok_or(ElfError::TooShort)?;
+impl<F: Form> Header<F> {
+    /// Validates `e_ident`, `e_type`, `e_version` and `e_phentsize`, and that the form
+    /// `F` reads this class, byte order and machine ([`ElfError::ForeignMachine`] if not).
+    pub(crate) fn parse(bytes: &[u8]) -> Result<Header<F>, F::Error> {
+        let ident = bytes.get(..20).ok_or(ElfError::TooShort)?;
         if ident[..4] != *b"\x7fELF" {
-            return Err(ElfError::BadMagic);
+            return Err(ElfError::BadMagic.into());
         }
         let class = match ident[4] {
             1 => ElfClass::Elf32,
             2 => ElfClass::Elf64,
-            c => return Err(ElfError::BadClass(c)),
+            c => return Err(ElfError::BadClass(c).into()),
         };
-        let endian = match ident[5] {
-            1 => Endian::Little,
-            2 => Endian::Big,
-            d => return Err(ElfError::BadByteOrder(d)),
+        let (endian, machine) = match ident[5] {
+            1 => (Endian::Little, u16::from_le_bytes([ident[18], ident[19]])),
+            2 => (Endian::Big, u16::from_be_bytes([ident[18], ident[19]])),
+            d => return Err(ElfError::BadByteOrder(d).into()),
         };
-        let r = Reader {
-            bytes,
-            class,
-            endian,
-        };
+        let form =
+            F::of(class, endian, machine).ok_or(ElfError::ForeignMachine { machine, class })?;
+        let r = Reader { bytes, form };
         if bytes.len() < r.pick(52, 64) {
-            return Err(ElfError::TooShort);
+            return Err(ElfError::TooShort.into());
         }
         if ident[6] != 1 || r.u32(20, "e_version")? != 1 {
-            return Err(ElfError::BadVersion);
+            return Err(ElfError::BadVersion.into());
         }
         let e_type = r.u16(16, "e_type")?;
         if e_type != ET_DYN {
-            return Err(ElfError::NotSharedObject(e_type));
+            return Err(ElfError::NotSharedObject(e_type).into());
         }
         let field = |elf32, elf64| r.pick(elf32, elf64);
         if usize::from(r.u16(field(42, 54), "e_phentsize")?) != r.pick(32, 56) {
-            return Err(ElfError::BadEntrySize("e_phentsize"));
+            return Err(ElfError::BadEntrySize("e_phentsize").into());
         }
         Ok(Header {
-            class,
-            endian,
-            machine: r.u16(18, "e_machine")?,
+            form,
+            machine,
             phoff: to_usize(r.word(field(28, 32), "e_phoff")?, "e_phoff")?,
             phnum: usize::from(r.u16(field(44, 56), "e_phnum")?),
             shoff: to_usize(r.word(field(32, 40), "e_shoff")?, "e_shoff")?,
@@ -210,20 +224,27 @@ impl Header {
         })
     }
 
-    fn reader<'a>(&self, bytes: &'a [u8]) -> Reader<'a> {
+    pub(crate) fn class(&self) -> ElfClass {
+        self.form.class()
+    }
+
+    pub(crate) fn endian(&self) -> Endian {
+        self.form.endian()
+    }
+
+    fn reader<'a>(&self, bytes: &'a [u8]) -> Reader<'a, F> {
         Reader {
             bytes,
-            class: self.class,
-            endian: self.endian,
+            form: self.form,
         }
     }
 
     /// Calls `f(p_type, phdr_offset)` for each program header, all of which must be in bounds.
     fn each_phdr(
         &self,
-        r: &Reader<'_>,
-        mut f: impl FnMut(u32, usize) -> Result<(), ElfError>,
-    ) -> Result<(), ElfError> {
+        r: &Reader<'_, F>,
+        mut f: impl FnMut(u32, usize) -> Result<(), F::Error>,
+    ) -> Result<(), F::Error> {
         let size = r.pick(32, 56);
         r.slice(self.phoff, offset(0, self.phnum, size)?, "program headers")?;
         for i in 0..self.phnum {
@@ -233,28 +254,37 @@ impl Header {
         Ok(())
     }
 
-    fn first_load(&self, r: &Reader<'_>) -> Result<Load, ElfError> {
-        let mut load = None;
+    fn first_load(&self, r: &Reader<'_, F>) -> Result<Load, F::Error> {
+        let (mut load, mut dynamic) = (None, None);
         self.each_phdr(r, |p_type, ph| {
+            let at = |elf32, elf64, what| r.word(plus(ph, r.pick(elf32, elf64))?, what);
             if p_type == PT_LOAD && load.is_none() {
-                let at = |elf32, elf64, what| r.word(plus(ph, r.pick(elf32, elf64))?, what);
-                load = Some(Load {
-                    offset: at(4, 8, "p_offset")?,
-                    vaddr: at(8, 16, "p_vaddr")?,
-                    filesz: at(16, 32, "p_filesz")?,
-                    memsz: at(20, 40, "p_memsz")?,
-                });
+                load = Some((
+                    at(8, 16, "p_vaddr")?,
+                    at(4, 8, "p_offset")?,
+                    at(20, 40, "p_memsz")?,
+                    at(16, 32, "p_filesz")?,
+                ));
+            } else if p_type == PT_DYNAMIC {
+                dynamic = Some(at(4, 8, "p_offset")?);
             }
             Ok(())
         })?;
-        load.ok_or(ElfError::NoLoadSegment)
+        let (vaddr, offset, memsz, filesz) = load.ok_or(ElfError::NoLoadSegment)?;
+        Ok(Load {
+            vaddr,
+            offset,
+            memsz,
+            filesz,
+            dynamic,
+        })
     }
 
     /// How many bytes from the start the image occupies: its loaded segment and its
     /// section headers (which `readelf` wants, though nothing here reads them). Used to
     /// size the live vDSO, whose length the kernel does not tell us. Also gives the
-    /// segment, for [`Image::with_header`].
-    pub(crate) fn extent(&self, bytes: &[u8]) -> Result<(Load, usize), ElfError> {
+    /// segment, for [`Image::open`].
+    pub(crate) fn extent(&self, bytes: &[u8]) -> Result<(Load, usize), F::Error> {
         let r = self.reader(bytes);
         let load = self.first_load(&r)?;
         let load_end = load
@@ -266,11 +296,11 @@ impl Header {
     }
 }
 
-/// A parsed image: where its dynamic symbol tables are, as offsets into the bytes.
+/// An image whose dynamic symbol tables are located, as offsets into its bytes.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Image<'a> {
-    r: Reader<'a>,
-    pub(crate) header: Header,
+pub(crate) struct Image<'a, F> {
+    r: Reader<'a, F>,
+    pub(crate) header: Header<F>,
     load: Load,
     symtab: usize,
     syment: usize,
@@ -280,45 +310,35 @@ pub(crate) struct Image<'a> {
     gnu_hash: Option<usize>,
     versym: Option<usize>,
     verdef: Option<usize>,
-    /// Number of dynamic symbols, counted from a hash table and checked to fit.
-    nsyms: usize,
 }
 
-impl<'a> Image<'a> {
-    /// Parses and validates everything symbol lookup will touch.
-    pub(crate) fn parse(bytes: &'a [u8]) -> Result<Image<'a>, ElfError> {
+impl<'a> Image<'a, Any> {
+    /// Parses `bytes` in whatever layout they have, and checks every table whole:
+    /// the image and its number of dynamic symbols.
+    pub(crate) fn parse(bytes: &'a [u8]) -> Result<(Image<'a, Any>, usize), ElfError> {
         let header = Header::parse(bytes)?;
         let load = header.first_load(&header.reader(bytes))?;
-        Image::with_header(header, load, bytes)
+        let image = Image::open(header, load, bytes)?;
+        Ok((image, image.check()?))
     }
+}
 
-    /// [`Image::parse`] for a header and a first `PT_LOAD` already read from the same
-    /// first bytes (to size the live vDSO), so that a process's first call parses them
-    /// once. Every check that depends on the length of `bytes` is made again here: the
-    /// header's own, and the program headers' (by the walk below).
-    pub(crate) fn with_header(
-        header: Header,
-        load: Load,
-        bytes: &'a [u8],
-    ) -> Result<Image<'a>, ElfError> {
+impl<'a, F: Form> Image<'a, F> {
+    /// Locates the dynamic tables, for a header and a first `PT_LOAD` already read from
+    /// the same first bytes (to size the live vDSO), so that the header is parsed once.
+    /// The header's check of the length is made again on `bytes`; every read below is
+    /// bounded by them. The symbol, hash and
+    /// version tables are checked as lookups read them (see [`Image::check`]).
+    pub(crate) fn open(header: Header<F>, load: Load, bytes: &'a [u8]) -> Result<Self, F::Error> {
         let r = header.reader(bytes);
         if bytes.len() < r.pick(52, 64) {
-            return Err(ElfError::TooShort);
+            return Err(ElfError::TooShort.into());
         }
         // Dynamic entries hold virtual addresses; the image is laid out as PT_LOAD says.
         let to_offset = |vaddr, what| load.to_offset(vaddr, bytes.len(), what);
 
-        let mut dynamic = None;
-        header.each_phdr(&r, |p_type, ph| {
-            if p_type == PT_DYNAMIC {
-                dynamic = Some(to_usize(
-                    r.word(plus(ph, r.pick(4, 8))?, "p_offset")?,
-                    "PT_DYNAMIC",
-                )?);
-            }
-            Ok(())
-        })?;
-        let dynamic = dynamic.ok_or(ElfError::NoDynamicSegment)?;
+        let dynamic = load.dynamic.ok_or(ElfError::NoDynamicSegment)?;
+        let dynamic = to_usize(dynamic, "PT_DYNAMIC")?;
 
         let (mut symtab, mut strtab, mut strsz, mut syment) = (None, None, None, None);
         let (mut sysv_hash, mut gnu_hash, mut versym, mut verdef) = (None, None, None, None);
@@ -352,10 +372,12 @@ impl<'a> Image<'a> {
         let natural = r.pick(16, 24);
         let syment = syment.unwrap_or(natural);
         if syment < natural {
-            return Err(ElfError::BadEntrySize("DT_SYMENT"));
+            return Err(ElfError::BadEntrySize("DT_SYMENT").into());
         }
-
-        let mut image = Image {
+        if gnu_hash.is_none() && sysv_hash.is_none() {
+            return Err(ElfError::NoHashTable.into());
+        }
+        Ok(Image {
             r,
             header,
             load,
@@ -368,14 +390,19 @@ impl<'a> Image<'a> {
             // Versions are usable only as a pair; either alone is ignored, as by ld.so.
             versym: versym.filter(|_| verdef.is_some()),
             verdef: verdef.filter(|_| versym.is_some()),
-            nsyms: 0,
-        };
-        image.nsyms = image.count_symbols()?;
-        r.slice(symtab, offset(0, image.nsyms, syment)?, "DT_SYMTAB")?;
-        if let Some(versym) = image.versym {
-            r.slice(versym, offset(0, image.nsyms, 2)?, "DT_VERSYM")?;
+        })
+    }
+
+    /// Counts the dynamic symbols and checks that the symbol and version tables hold
+    /// them all: what listing every symbol needs, and no lookup does. Gives the count.
+    pub(crate) fn check(&self) -> Result<usize, F::Error> {
+        let nsyms = self.count_symbols()?;
+        self.r
+            .slice(self.symtab, offset(0, nsyms, self.syment)?, "DT_SYMTAB")?;
+        if let Some(versym) = self.versym {
+            self.r.slice(versym, offset(0, nsyms, 2)?, "DT_VERSYM")?;
         }
-        Ok(image)
+        Ok(nsyms)
     }
 
     /// The image bytes.
@@ -396,8 +423,9 @@ impl<'a> Image<'a> {
     }
 
     /// `DT_HASH` words are 32-bit, except on 64-bit s390 where they are 64-bit.
+    #[inline(always)]
     fn sysv_word(&self) -> usize {
-        if self.header.machine == EM_S390 && self.header.class == ElfClass::Elf64 {
+        if self.header.machine == EM_S390 && self.header.class() == ElfClass::Elf64 {
             8
         } else {
             4
@@ -405,6 +433,7 @@ impl<'a> Image<'a> {
     }
 
     /// Maps a symbol's `st_value` to an offset in the image.
+    #[inline(always)]
     fn value_to_offset(&self, value: u64) -> Option<usize> {
         self.load
             .to_offset(value, self.r.bytes.len(), "st_value")

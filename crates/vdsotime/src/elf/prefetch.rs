@@ -1,7 +1,7 @@
 //! Asking for the first call's code before running it.
 //!
-//! A fresh process runs the lean reader ([`super::native`]) once, to bind its first
-//! function, with none of its code in the CPU's caches. It takes no page fault (the kernel
+//! A fresh process runs the reader in its own layout ([`super::NativeImage`]) once, to
+//! bind its first function, with none of its code in the CPU's caches. It takes no page fault (the kernel
 //! maps a program's code pages around the first one touched), but it fetches each 64-byte
 //! line of its code one after another as execution reaches it, each from the last-level
 //! cache or memory: on an AMD EPYC KVM guest under load most of the first call went to
@@ -14,8 +14,6 @@
 //! that runs is the code prefetched. A prefetch is a hint: it never faults, and where
 //! this architecture has none here it does nothing.
 
-use super::native::{Layout, NativeImage};
-
 /// How much code after each function's address is asked for where the functions do not
 /// lie together: more than the largest of them (about 1.3 KiB on x86_64).
 const WINDOW: usize = 2048;
@@ -23,10 +21,11 @@ const WINDOW: usize = 2048;
 /// together unless the linker scattered them.
 const SPAN: usize = 32 * 1024;
 
-/// Prefetches the code of the lean reader and its symbol lookup into the second-level cache.
+/// Prefetches the code of the functions at `functions` (the reader's, each
+/// `#[inline(never)]`) into the second-level cache.
 #[cold]
 #[inline(never)]
-pub(crate) fn parser() {
+pub(crate) fn parser(functions: &[usize]) {
     if !cfg!(any(
         target_arch = "x86_64",
         all(target_arch = "x86", target_feature = "sse"),
@@ -34,12 +33,6 @@ pub(crate) fn parser() {
     )) {
         return;
     }
-    let functions = [
-        Layout::read as *const () as usize,
-        NativeImage::<'static>::read as *const () as usize,
-        NativeImage::<'static>::lookup as *const () as usize,
-        NativeImage::<'static>::symbol as *const () as usize,
-    ];
     let low = functions.iter().copied().fold(usize::MAX, usize::min) & !63;
     let high = functions
         .iter()
@@ -49,7 +42,7 @@ pub(crate) fn parser() {
     if high.saturating_sub(low) <= SPAN {
         lines(low, high);
     } else {
-        for f in functions {
+        for &f in functions {
             lines(f & !63, f.saturating_add(WINDOW));
         }
     }

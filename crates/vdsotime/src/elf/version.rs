@@ -2,7 +2,7 @@
 //! the index. Images without them (some synthetic vDSOs) have unversioned symbols, and
 //! a lookup that asks for a version accepts those, as the dynamic linker does.
 
-use super::reader::{offset, plus};
+use super::reader::{offset, plus, Form};
 use super::{ElfError, Image};
 
 /// `VER_FLG_BASE`: the verdef naming the file itself, not a version.
@@ -10,9 +10,11 @@ const VER_FLG_BASE: u16 = 1;
 /// Bound on the verdef chain; a vDSO has two or three.
 const MAX_VERDEFS: usize = 256;
 
-impl<'a> Image<'a> {
-    /// The version name of symbol `idx`, `None` if the image or the symbol has none.
-    pub(super) fn version_of(&self, idx: usize) -> Result<Option<&'a [u8]>, ElfError> {
+impl<'a, F: Form> Image<'a, F> {
+    /// Where the version name of symbol `idx` is in the string table, `None` if the
+    /// image or the symbol has none (or its index is one no definition names).
+    #[inline(always)]
+    pub(super) fn version_of(&self, idx: usize) -> Result<Option<usize>, F::Error> {
         let (Some(versym), Some(mut def)) = (self.versym, self.verdef) else {
             return Ok(None);
         };
@@ -30,8 +32,7 @@ impl<'a> Image<'a> {
             let vd_ndx = r.u16(field(4)?, "DT_VERDEF")?;
             if flags & VER_FLG_BASE == 0 && vd_ndx & 0x7fff == ndx {
                 let aux = plus(def, r.u32(field(12)?, "DT_VERDEF")? as usize)?;
-                let name = r.u32(aux, "verdaux")? as usize;
-                return self.string(name).map(Some);
+                return Ok(Some(r.u32(aux, "verdaux")? as usize));
             }
             let next = r.u32(field(16)?, "DT_VERDEF")? as usize;
             if next == 0 {
@@ -42,18 +43,18 @@ impl<'a> Image<'a> {
         Ok(None)
     }
 
-    /// A string from the dynamic string table, bounded by `DT_STRSZ`.
-    pub(super) fn string(&self, at: usize) -> Result<&'a [u8], ElfError> {
+    /// The string at `at` in the dynamic string table, which must end (its NUL) inside
+    /// the `DT_STRSZ` bytes of the table.
+    pub(super) fn string(&self, at: usize) -> Result<&'a [u8], F::Error> {
         if at >= self.strsz {
-            return Err(ElfError::OutOfBounds("DT_STRTAB"));
+            return Err(ElfError::OutOfBounds("DT_STRTAB").into());
         }
-        let s = self
-            .r
-            .cstr(offset(self.strtab, at, 1)?, "DT_STRTAB string")?;
-        let end = offset(at, s.len(), 1)?;
-        if end >= self.strsz {
-            return Err(ElfError::OutOfBounds("DT_STRTAB string"));
-        }
-        Ok(s)
+        let table = self.r.slice(self.strtab, self.strsz, "DT_STRTAB")?;
+        let tail = table.get(at..).ok_or(ElfError::OutOfBounds("DT_STRTAB"))?;
+        let len = tail
+            .iter()
+            .position(|&b| b == 0)
+            .ok_or(ElfError::OutOfBounds("DT_STRTAB string"))?;
+        Ok(&tail[..len])
     }
 }

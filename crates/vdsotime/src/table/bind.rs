@@ -3,7 +3,7 @@
 
 use super::{shim, ClockFn, CpuFn, TimeFn, TodFn};
 use crate::arch::{self, ArchTable};
-use crate::elf::native::NativeImage;
+use crate::elf::NativeImage;
 use crate::syscall::{raw_clock_getres, raw_clock_gettime, raw_getcpu, raw_gettimeofday, raw_time};
 use crate::Path;
 

@@ -8,7 +8,7 @@
 //! first call each parse the same image and store the same pointers. Nothing here
 //! allocates, so every path is async-signal-safe.
 
-use crate::elf::native::NativeImage;
+use crate::elf::NativeImage;
 use crate::{ClockId, Path, Timespec, Timeval, Timezone};
 use core::ffi::c_void;
 use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::Relaxed};
