@@ -20,9 +20,9 @@ mod output_file;
 mod prometheus;
 mod summary;
 mod timens;
-mod version;
 mod top;
 mod top_reasons;
+mod version;
 
 /// The core's visible-skip helper (`SKIP <test>: <reason>`, or a failure where
 /// `VDSOTIME_REQUIRE` names the requirement).

@@ -163,7 +163,9 @@ fn man_pages_cover_every_subcommand_and_the_exit_codes() {
     let listed = doctor.split_once("FINDING CODES").expect("FINDING CODES").1;
     for code in codes {
         assert!(
-            listed.lines().any(|l| l.trim().starts_with(&format!("{code}:"))),
+            listed
+                .lines()
+                .any(|l| l.trim().starts_with(&format!("{code}:"))),
             "vdsotime-doctor(1) lacks {code}:\n{listed}"
         );
     }
