@@ -57,7 +57,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
 }
 
 /// Runs `f`, printing how long it took under `what`.
-fn timed<T>(what: &str, durations: &mut Vec<String>, f: impl FnOnce() -> T) -> T {
+pub fn timed<T>(what: &str, durations: &mut Vec<String>, f: impl FnOnce() -> T) -> T {
     println!("\n== {what}");
     let start = Instant::now();
     let out = f();
@@ -93,6 +93,20 @@ fn lintian(debs: &[PathBuf], log: &Path) -> Result<(), String> {
             log.display()
         ))
     }
+}
+
+/// Builds the amd64 Debian packages (installing what that needs) into `out`: what
+/// `cargo xtask fleet` installs when `cargo xtask dist` has not left them.
+pub fn build_amd64(root: &Path, out: &Path, work: &Path, log: &Path) -> Result<Vec<PathBuf>, String> {
+    setup::prepare(&[AMD64], &[], log)?;
+    fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut moved = Vec::new();
+    for deb in debian::build(root, AMD64, &work.join("deb-amd64"), log)? {
+        let to = out.join(deb.file_name().unwrap_or_default());
+        fs::rename(&deb, &to).map_err(|e| format!("{}: {e}", deb.display()))?;
+        moved.push(to);
+    }
+    Ok(moved)
 }
 
 fn run(opts: &Options, durations: &mut Vec<String>) -> Result<(), String> {
