@@ -93,9 +93,18 @@ settle=$((LONGEST_FOR + 4 * SCRAPE + 5))
 } >"$out/facts" 2>&1
 dmesg | grep -i -e tsc -e clocksource >"$out/dmesg-clock" 2>&1
 
+# debug_and_end: what the host needs to say why the test could not go on, then the end.
+debug_and_end() {
+    systemctl status --no-pager vdsotime-doctor.timer vdsotime-doctor.service >"$out/status" 2>&1
+    journalctl -b --no-pager -o short-monotonic >"$out/journal-boot" 2>&1
+    phase end
+    systemctl poweroff
+    exit 0
+}
+
 phase timer
 systemctl enable --now vdsotime-doctor.timer >"$out/enable" 2>&1
-wait_for "the textfile" 300 test -s $textfile
+wait_for "the textfile" 300 test -s $textfile || debug_and_end
 wait_for "the doctor's run ended" 120 sh -c '[ "$(systemctl show -P ActiveState vdsotime-doctor.service)" != activating ]'
 systemctl show vdsotime-doctor.timer -p LastTriggerUSec -p NextElapseUSecMonotonic >"$out/timer-show"
 ls -l $textfile >"$out/textfile-ls"
@@ -116,9 +125,7 @@ if [ "$boot" = tsc-unstable ]; then
     wait_for "an alert fires" $((settle + 120)) some_firing
     sample_alerts "$out/alerts-degraded" $settle
     cp $textfile "$out/textfile-degraded.prom"
-    phase end
-    systemctl poweroff
-    exit 0
+    debug_and_end
 fi
 
 phase healthy
@@ -188,6 +195,7 @@ if [ -n "$dir" ] && [ -d "$dir" ]; then
     mv "$dir.away" "$dir"
 fi
 
+journalctl -b --no-pager -o short-monotonic >"$out/journal-boot" 2>&1
 phase end
 sync
 systemctl poweroff

@@ -100,8 +100,13 @@ fn lintian(debs: &[PathBuf], log: &Path) -> Result<(), String> {
 pub fn build_amd64(root: &Path, out: &Path, work: &Path, log: &Path) -> Result<Vec<PathBuf>, String> {
     setup::prepare(&[AMD64], &[], log)?;
     fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    move_into(debian::build(root, AMD64, &work.join("deb-amd64"), log)?, out)
+}
+
+/// Moves the built packages into `out`, returning their new paths.
+fn move_into(debs: Vec<PathBuf>, out: &Path) -> Result<Vec<PathBuf>, String> {
     let mut moved = Vec::new();
-    for deb in debian::build(root, AMD64, &work.join("deb-amd64"), log)? {
+    for deb in debs {
         let to = out.join(deb.file_name().unwrap_or_default());
         fs::rename(&deb, &to).map_err(|e| format!("{}: {e}", deb.display()))?;
         moved.push(to);
@@ -169,12 +174,7 @@ fn run(opts: &Options, durations: &mut Vec<String>) -> Result<(), String> {
                 debian::build(&root, *arch, &work.join(format!("deb-{}", arch.name)), &log)
             },
         )?;
-        let mut moved = Vec::new();
-        for deb in debs {
-            let to = out.join(deb.file_name().unwrap_or_default());
-            fs::rename(&deb, &to).map_err(|e| format!("{}: {e}", deb.display()))?;
-            moved.push(to);
-        }
+        let moved = move_into(debs, &out)?;
         artifacts.extend(moved.iter().cloned());
         by_arch.push((*arch, moved));
     }

@@ -35,7 +35,7 @@ pub fn boot(
     cmd.args(["-M", "pc", "-accel", "tcg", "-cpu", "max"])
         .args(["-m", &MEMORY_MB.to_string(), "-smp", &CPUS.to_string()])
         .args(["-display", "none", "-serial", "stdio", "-monitor", "none"])
-        .args(["-nic", "none", "-no-reboot"])
+        .args(["-nodefaults", "-no-reboot"])
         .arg("-drive")
         .arg(format!(
             "file={},format=raw,if=virtio,snapshot=on",
@@ -52,7 +52,7 @@ pub fn boot(
         .arg(&disk.initrd)
         .arg("-append")
         .arg(
-            format!("root=/dev/vda rw console=ttyS0 panic=-1 vdsotime.fleet={boot} {append}")
+            format!("root=/dev/vda rw console=ttyS0 quiet panic=-1 vdsotime.fleet={boot} {append}")
                 .trim_end(),
         );
     boot::run(cmd, log, limit)
