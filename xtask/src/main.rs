@@ -4,11 +4,11 @@
 
 mod apt;
 mod binfmt;
+mod cache;
 mod cross;
 mod cross_c;
 mod cross_run;
 mod debs;
-mod cache;
 mod dist;
 mod fleet;
 mod kernels;

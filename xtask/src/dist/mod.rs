@@ -97,10 +97,18 @@ fn lintian(debs: &[PathBuf], log: &Path) -> Result<(), String> {
 
 /// Builds the amd64 Debian packages (installing what that needs) into `out`: what
 /// `cargo xtask fleet` installs when `cargo xtask dist` has not left them.
-pub fn build_amd64(root: &Path, out: &Path, work: &Path, log: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn build_amd64(
+    root: &Path,
+    out: &Path,
+    work: &Path,
+    log: &Path,
+) -> Result<Vec<PathBuf>, String> {
     setup::prepare(&[AMD64], &[], log)?;
     fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    move_into(debian::build(root, AMD64, &work.join("deb-amd64"), log)?, out)
+    move_into(
+        debian::build(root, AMD64, &work.join("deb-amd64"), log)?,
+        out,
+    )
 }
 
 /// Moves the built packages into `out`, returning their new paths.

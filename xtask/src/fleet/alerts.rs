@@ -101,7 +101,10 @@ mod tests {
     fn lines_give_name_state_and_labels() {
         let a = snapshot(&format!("{LINE}\n\n")).unwrap();
         assert_eq!(a.len(), 1);
-        assert_eq!((a[0].name.as_str(), a[0].state.as_str()), ("VdsotimeX", "firing"));
+        assert_eq!(
+            (a[0].name.as_str(), a[0].state.as_str()),
+            ("VdsotimeX", "firing")
+        );
         assert_eq!(a[0].label("clocksource"), "hpet");
         assert_eq!(a[0].label("missing"), "");
         assert_eq!(
@@ -115,6 +118,9 @@ mod tests {
     fn samples_give_every_alert_that_fired() {
         let pending = LINE.replace("VdsotimeX\tfiring", "VdsotimeY\tpending");
         let samples = format!("1\t{LINE}\n2\t{pending}\n3\t\n");
-        assert_eq!(ever_firing(&samples).into_iter().collect::<Vec<_>>(), ["VdsotimeX"]);
+        assert_eq!(
+            ever_firing(&samples).into_iter().collect::<Vec<_>>(),
+            ["VdsotimeX"]
+        );
     }
 }

@@ -80,12 +80,22 @@ fn chroot(root: &Path, args: &[&str], log: &Path) -> Result<(), String> {
 
 /// The test's files and settings in the unpacked `root`.
 fn configure(root: &Path, repo: &Path, rules: &str, log: &Path) -> Result<(), String> {
-    write(root, "/etc/fstab", "/dev/vda / ext4 rw,relatime 0 1\n", 0o644)?;
+    write(
+        root,
+        "/etc/fstab",
+        "/dev/vda / ext4 rw,relatime 0 1\n",
+        0o644,
+    )?;
     write(root, "/etc/hostname", "fleet\n", 0o644)?;
     write(root, "/etc/hosts", "127.0.0.1 localhost fleet\n", 0o644)?;
     let dropin = "/etc/systemd/system/vdsotime-doctor.timer.d/fleet-test.conf";
     write(root, dropin, &timer_dropin(), 0o644)?;
-    write(root, "/etc/prometheus/prometheus.yml", &prometheus_yml(), 0o644)?;
+    write(
+        root,
+        "/etc/prometheus/prometheus.yml",
+        &prometheus_yml(),
+        0o644,
+    )?;
     write(root, "/etc/prometheus/vdsotime.rules.yml", rules, 0o644)?;
     // No SSH server in the machine: a host key where sshd keeps it, with sshd's mode.
     write(
@@ -109,10 +119,18 @@ fn configure(root: &Path, repo: &Path, rules: &str, log: &Path) -> Result<(), St
         GUEST_UNIT,
         0o644,
     )?;
-    chroot(root, &["systemctl", "enable", "vdsotime-fleet-guest.service"], log)?;
+    chroot(
+        root,
+        &["systemctl", "enable", "vdsotime-fleet-guest.service"],
+        log,
+    )?;
     // A root file system made outside the machine has no machine ID: the first boot's
     // questions (systemd-firstboot) would wait on the console.
-    chroot(root, &["systemctl", "mask", "systemd-firstboot.service"], log)?;
+    chroot(
+        root,
+        &["systemctl", "mask", "systemd-firstboot.service"],
+        log,
+    )?;
     // /etc and /var are as new as /usr: the first boot need not rebuild the linker and
     // journal catalogs (ConditionNeedsUpdate=), minutes under TCG.
     chroot(root, &["/usr/lib/systemd/systemd-update-done"], log)
@@ -149,7 +167,11 @@ pub fn make(
     fs::create_dir_all(&inside).map_err(|e| format!("{}: {e}", inside.display()))?;
     let mut names = Vec::new();
     for deb in debs {
-        let name = deb.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        let name = deb
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
         fs::copy(deb, inside.join(&name)).map_err(|e| format!("{}: {e}", deb.display()))?;
         names.push(format!("/tmp/vdsotime-debs/{name}"));
     }
@@ -196,7 +218,9 @@ mod tests {
     #[test]
     fn the_timer_dropin_resets_the_lists_it_shortens() {
         let d = timer_dropin();
-        assert!(d.contains(&format!("OnBootSec=\nOnBootSec=5s\nOnUnitActiveSec={INTERVAL}s\n")));
+        assert!(d.contains(&format!(
+            "OnBootSec=\nOnBootSec=5s\nOnUnitActiveSec={INTERVAL}s\n"
+        )));
         assert_eq!(d.matches("Sec=\n").count(), 1, "one reset: {d}");
         assert!(prometheus_yml().contains("job_name: node"));
     }

@@ -89,7 +89,11 @@ fn phases(boot: &Boot, name: &str, c: &mut Checks) {
         .filter_map(|(t, p)| Some((t.parse().ok()?, p)))
         .collect();
     for pair in marks.windows(2) {
-        println!("{:6.1} s  {name} boot, in the guest: {}", pair[1].0 - pair[0].0, pair[0].1);
+        println!(
+            "{:6.1} s  {name} boot, in the guest: {}",
+            pair[1].0 - pair[0].0,
+            pair[0].1
+        );
     }
     let timeouts = boot.read("timeouts");
     c.check(
@@ -98,7 +102,10 @@ fn phases(boot: &Boot, name: &str, c: &mut Checks) {
         &if timeouts.trim().is_empty() {
             format!("{} phases", marks.len())
         } else {
-            format!("timed out waiting for: {}", timeouts.trim().replace('\n', "; "))
+            format!(
+                "timed out waiting for: {}",
+                timeouts.trim().replace('\n', "; ")
+            )
         },
     );
 }
@@ -126,7 +133,11 @@ fn common(boot: &Boot, name: &str, release: &str, rules_text: &str, c: &mut Chec
     c.check(
         &format!("{name} boot: the textfile has mode 0644 and a named owner from /etc/passwd"),
         mode == "644" && !passwd.trim().is_empty() && user != "UNKNOWN",
-        &format!("{} (stat: {})", boot.read("textfile-ls").trim(), stat.trim()),
+        &format!(
+            "{} (stat: {})",
+            boot.read("textfile-ls").trim(),
+            stat.trim()
+        ),
     );
     let metrics = boot.read("node-metrics");
     c.check(
@@ -135,7 +146,10 @@ fn common(boot: &Boot, name: &str, release: &str, rules_text: &str, c: &mut Chec
             && metrics.lines().any(|l| l.starts_with("vdsotime_")),
         &format!(
             "{} vdsotime_ samples in its /metrics",
-            metrics.lines().filter(|l| l.starts_with("vdsotime_")).count()
+            metrics
+                .lines()
+                .filter(|l| l.starts_with("vdsotime_"))
+                .count()
         ),
     );
     let loaded = boot.read("rules-loaded");
@@ -180,7 +194,11 @@ pub fn main_boot(dir: &Path, release: &str, rules_text: &str, c: &mut Checks) {
     phases(&boot, "main", c);
     common(&boot, "main", release, rules_text, c);
     let n = series(&boot.read("textfile-first.prom"));
-    c.check("the textfile has at most 40 series", n > 0 && n <= 40, &format!("{n} series"));
+    c.check(
+        "the textfile has at most 40 series",
+        n > 0 && n <= 40,
+        &format!("{n} series"),
+    );
     let healthy = boot.alerts("alerts-healthy");
     let samples = boot.read("alerts-healthy.samples");
     let ever = alerts::ever_firing(&samples);
@@ -193,12 +211,21 @@ pub fn main_boot(dir: &Path, release: &str, rules_text: &str, c: &mut Checks) {
     let switch = boot.read("switch");
     let to = switch.split_whitespace().nth(3).unwrap_or("").to_string();
     println!("fleet: clocksource switched {}", switch.trim());
-    let took = boot.number("degraded-time").zip(boot.number("switch-time")).map(|(d, s)| d.saturating_sub(s));
+    let took = boot
+        .number("degraded-time")
+        .zip(boot.number("switch-time"))
+        .map(|(d, s)| d.saturating_sub(s));
     c.check(
         "the next timer run after the switch says degraded",
         took.is_some_and(|t| t <= INTERVAL + 30)
-            && boot.read("textfile-degraded.prom").lines().any(|l| l == "vdsotime_doctor_healthy 0"),
-        &format!("vdsotime_doctor_healthy 0 {} s after the switch (timer every {INTERVAL} s)", took.map_or("-".into(), |t| t.to_string())),
+            && boot
+                .read("textfile-degraded.prom")
+                .lines()
+                .any(|l| l == "vdsotime_doctor_healthy 0"),
+        &format!(
+            "vdsotime_doctor_healthy 0 {} s after the switch (timer every {INTERVAL} s)",
+            took.map_or("-".into(), |t| t.to_string())
+        ),
     );
     one_cause(
         &boot,
@@ -220,11 +247,20 @@ pub fn main_boot(dir: &Path, release: &str, rules_text: &str, c: &mut Checks) {
     c.check(
         "systemctl show -p Result is success",
         result == "success",
-        &format!("Result={result} NRestarts={restarts} ExecMainStatus={}", boot.field("service-show", "ExecMainStatus")),
+        &format!(
+            "Result={result} NRestarts={restarts} ExecMainStatus={}",
+            boot.field("service-show", "ExecMainStatus")
+        ),
     );
     let journal = boot.read("journal");
-    let runs = journal.lines().filter(|l| l.contains("Finished vdsotime-doctor.service")).count();
-    let failures: Vec<&str> = journal.lines().filter(|l| l.contains("Failed with result") || l.contains("Failed to start")).collect();
+    let runs = journal
+        .lines()
+        .filter(|l| l.contains("Finished vdsotime-doctor.service"))
+        .count();
+    let failures: Vec<&str> = journal
+        .lines()
+        .filter(|l| l.contains("Failed with result") || l.contains("Failed to start"))
+        .collect();
     c.check(
         "the journal shows the runs succeeded",
         runs >= 3 && failures.is_empty(),
@@ -240,14 +276,21 @@ pub fn main_boot(dir: &Path, release: &str, rules_text: &str, c: &mut Checks) {
         show_fault.lines().any(|l| l == "ConditionResult=no")
             && fault_journal.contains("skipped")
             && fault_journal.contains("ConditionPathIsDirectory"),
-        &format!("directory {:?}; journal: {}", boot.read("fault-dir").trim(), fault_journal.trim().replace('\n', " | ")),
+        &format!(
+            "directory {:?}; journal: {}",
+            boot.read("fault-dir").trim(),
+            fault_journal.trim().replace('\n', " | ")
+        ),
     );
 }
 
 /// `systemd-analyze security`'s overall exposure, which must be at most 1.5.
 fn security(boot: &Boot, c: &mut Checks) {
     let text = boot.read("security");
-    let line = text.lines().find(|l| l.contains("Overall exposure level")).unwrap_or("");
+    let line = text
+        .lines()
+        .find(|l| l.contains("Overall exposure level"))
+        .unwrap_or("");
     let score: Option<f64> = line
         .split(':')
         .nth(1)
@@ -266,13 +309,20 @@ fn sandboxed(boot: &Boot, c: &mut Checks) {
     let control = sandbox::outcomes(&boot.read("probe-control"));
     let inside = sandbox::outcomes(&boot.read("probe-sandboxed"));
     for (probe, target, ok) in &control {
-        let denied = inside.iter().find(|(p, t, _)| p == probe && t == target).map(|(_, _, ok)| !ok);
+        let denied = inside
+            .iter()
+            .find(|(p, t, _)| p == probe && t == target)
+            .map(|(_, _, ok)| !ok);
         c.check(
             &format!("the sandbox: cannot {probe} {target}"),
             *ok && denied == Some(true),
             &format!(
                 "outside the sandbox: {}; inside: {}",
-                if *ok { "ok" } else { "denied (the probe proves nothing)" },
+                if *ok {
+                    "ok"
+                } else {
+                    "denied (the probe proves nothing)"
+                },
                 match denied {
                     Some(true) => "denied",
                     Some(false) => "ALLOWED",
@@ -281,11 +331,20 @@ fn sandboxed(boot: &Boot, c: &mut Checks) {
             ),
         );
     }
-    let has_key = control.iter().any(|(p, t, _)| p == "read" && t.starts_with("/etc/ssh/ssh_host_"));
-    c.check("the sandbox probes include an SSH host key", has_key, "from /etc/ssh/ssh_host_*_key");
+    let has_key = control
+        .iter()
+        .any(|(p, t, _)| p == "read" && t.starts_with("/etc/ssh/ssh_host_"));
+    c.check(
+        "the sandbox probes include an SSH host key",
+        has_key,
+        "from /etc/ssh/ssh_host_*_key",
+    );
     let allowed = sandbox::allowed(&boot.read("service-show"));
     let writable = sandbox::writable(&boot.read("probe-sandboxed"));
-    let outside: Vec<&String> = writable.iter().filter(|d| !sandbox::inside(d, &allowed)).collect();
+    let outside: Vec<&String> = writable
+        .iter()
+        .filter(|d| !sandbox::inside(d, &allowed))
+        .collect();
     c.check(
         "the sandbox: no write outside its own path",
         !boot.read("probe-sandboxed").is_empty() && outside.is_empty(),
@@ -293,7 +352,18 @@ fn sandboxed(boot: &Boot, c: &mut Checks) {
             "writable: {}; allowed by the unit: {}{}",
             writable.join(" "),
             allowed.join(" "),
-            if outside.is_empty() { String::new() } else { format!("; OUTSIDE: {}", outside.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ")) }
+            if outside.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; OUTSIDE: {}",
+                    outside
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                )
+            }
         ),
     );
 }
@@ -303,7 +373,10 @@ pub fn tsc_boot(dir: &Path, release: &str, rules_text: &str, c: &mut Checks) {
     let boot = Boot { dir };
     phases(&boot, "tsc-unstable", c);
     common(&boot, "tsc-unstable", release, rules_text, c);
-    println!("fleet: tsc=unstable boot: clocksource {}", boot.field("facts", "clocksource"));
+    println!(
+        "fleet: tsc=unstable boot: clocksource {}",
+        boot.field("facts", "clocksource")
+    );
     let tsc: Vec<String> = rules::alerts(rules_text)
         .into_iter()
         .filter(|a| a.expr.contains("tsc_marked_unstable"))
@@ -322,10 +395,22 @@ pub fn figures(dir: &Path) {
     let boot = Boot { dir };
     println!("\n== for docs/fleet.md (\"On a real host\")");
     println!("ls -l: {}", boot.read("textfile-ls").trim());
-    println!("series in the textfile: {}", series(&boot.read("textfile-first.prom")));
+    println!(
+        "series in the textfile: {}",
+        series(&boot.read("textfile-first.prom"))
+    );
     let sec = boot.read("security");
-    println!("{}", sec.lines().find(|l| l.contains("Overall exposure")).unwrap_or("no exposure score"));
-    for (when, file) in [("before the switch", "alerts-healthy"), ("after the switch", "alerts-degraded"), ("switched back", "alerts-after")] {
+    println!(
+        "{}",
+        sec.lines()
+            .find(|l| l.contains("Overall exposure"))
+            .unwrap_or("no exposure score")
+    );
+    for (when, file) in [
+        ("before the switch", "alerts-healthy"),
+        ("after the switch", "alerts-degraded"),
+        ("switched back", "alerts-after"),
+    ] {
         let list = boot.alerts(file);
         println!("alerts {when}: {}", show(&list.iter().collect::<Vec<_>>()));
     }

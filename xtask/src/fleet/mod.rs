@@ -51,7 +51,8 @@ const MAIN_LIMIT: Duration = Duration::from_secs(900);
 const TSC_LIMIT: Duration = Duration::from_secs(480);
 
 fn on_path(cmd: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(cmd).is_file()))
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(cmd).is_file()))
 }
 
 /// The amd64 packages in `dir`; when there are none, the tool's packages are built into it.
@@ -108,17 +109,28 @@ fn run(opts: &Options, durations: &mut Vec<String>) -> Result<judge::Checks, Str
         root::root(&logs.join("mmdebstrap.log"))
     })?;
     let rules_path = repo.join("crates/vdsotime-cli/fleet/vdsotime.rules.yml");
-    let shipped = fs::read_to_string(&rules_path).map_err(|e| format!("{}: {e}", rules_path.display()))?;
+    let shipped =
+        fs::read_to_string(&rules_path).map_err(|e| format!("{}: {e}", rules_path.display()))?;
     let short = rules::shortened(&shipped, image::FOR);
     for a in rules::alerts(&shipped) {
-        println!("rule {}: for {} s in the file, {} s in the machine", a.name, a.for_seconds, a.for_seconds.min(image::FOR));
+        println!(
+            "rule {}: for {} s in the file, {} s in the machine",
+            a.name,
+            a.for_seconds,
+            a.for_seconds.min(image::FOR)
+        );
     }
-    let disk = dist::timed("disk image: packages installed, test files, mkfs.ext4", durations, || {
-        image::make(&tar, &debs, &repo, &short, &work, &logs.join("image.log"))
-    })?;
+    let disk = dist::timed(
+        "disk image: packages installed, test files, mkfs.ext4",
+        durations,
+        || image::make(&tar, &debs, &repo, &short, &work, &logs.join("image.log")),
+    )?;
     let share = work.join("share");
     let mut checks = judge::Checks::default();
-    let boots = [("main", "", MAIN_LIMIT), ("tsc-unstable", "tsc=unstable", TSC_LIMIT)];
+    let boots = [
+        ("main", "", MAIN_LIMIT),
+        ("tsc-unstable", "tsc=unstable", TSC_LIMIT),
+    ];
     for (name, append, limit) in boots {
         let log = logs.join(format!("console-{name}.log"));
         let ran = dist::timed(&format!("boot {name} (TCG)"), durations, || {
@@ -154,7 +166,9 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
-            "--debs" => opts.debs = Some(PathBuf::from(it.next().ok_or("--debs needs a directory")?)),
+            "--debs" => {
+                opts.debs = Some(PathBuf::from(it.next().ok_or("--debs needs a directory")?))
+            }
             "-h" | "--help" => return Ok(None),
             other => return Err(format!("unknown argument {other}")),
         }

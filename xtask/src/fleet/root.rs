@@ -54,12 +54,20 @@ pub fn root(log: &Path) -> Result<PathBuf, String> {
     fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let partial = tar.with_extension("tar.partial");
     let mut cmd = Command::new("mmdebstrap");
-    cmd.args(["--quiet", "--variant=apt", "--mode=root", "--architectures=amd64"])
-        .arg(format!("--include={}", PACKAGES.join(",")))
-        .args(["--format=tar", SUITE])
-        .arg(&partial)
-        .args(&sources);
-    println!("root: mmdebstrap {SUITE} (not cached yet; {})", log.display());
+    cmd.args([
+        "--quiet",
+        "--variant=apt",
+        "--mode=root",
+        "--architectures=amd64",
+    ])
+    .arg(format!("--include={}", PACKAGES.join(",")))
+    .args(["--format=tar", SUITE])
+    .arg(&partial)
+    .args(&sources);
+    println!(
+        "root: mmdebstrap {SUITE} (not cached yet; {})",
+        log.display()
+    );
     apt::logged(cmd, log, "mmdebstrap")?;
     fs::rename(&partial, &tar).map_err(|e| format!("{}: {e}", tar.display()))?;
     // Roots made for older inputs are of no further use.

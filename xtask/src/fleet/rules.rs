@@ -91,7 +91,11 @@ pub fn alerts(text: &str) -> Vec<Alert> {
 
 /// The longest `for:` of the file's alerts, in seconds.
 pub fn longest_for(text: &str) -> u64 {
-    alerts(text).iter().map(|a| a.for_seconds).max().unwrap_or(0)
+    alerts(text)
+        .iter()
+        .map(|a| a.for_seconds)
+        .max()
+        .unwrap_or(0)
 }
 
 /// The copy with every `for:` of more than `seconds` set to `<seconds>s`; no other line
@@ -133,7 +137,10 @@ mod tests {
     fn alerts_give_name_expr_and_for() {
         let a = alerts(RULES);
         assert_eq!(a.len(), 3);
-        assert_eq!((a[0].name.as_str(), a[0].expr.as_str(), a[0].for_seconds), ("A", "up == 0", 600));
+        assert_eq!(
+            (a[0].name.as_str(), a[0].expr.as_str(), a[0].for_seconds),
+            ("A", "up == 0", 600)
+        );
         assert_eq!(a[1].expr, "x unless on(instance) y");
         assert_eq!(a[1].for_seconds, 5400);
         assert_eq!(a[2].for_seconds, 0);

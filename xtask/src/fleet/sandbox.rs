@@ -34,7 +34,11 @@ pub fn allowed(show: &str) -> Vec<String> {
             .unwrap_or("")
             .to_string()
     };
-    out.extend(value("ReadWritePaths").split_whitespace().map(|p| p.trim_start_matches('-').to_string()));
+    out.extend(
+        value("ReadWritePaths")
+            .split_whitespace()
+            .map(|p| p.trim_start_matches('-').to_string()),
+    );
     for (key, base) in [
         ("RuntimeDirectory", "/run"),
         ("StateDirectory", "/var/lib"),
@@ -59,9 +63,12 @@ pub fn allowed(show: &str) -> Vec<String> {
 
 /// True when `dir` is one of `allowed` or below one.
 pub fn inside(dir: &str, allowed: &[String]) -> bool {
-    allowed
-        .iter()
-        .any(|a| dir == a || dir.strip_prefix(a.as_str()).is_some_and(|r| r.starts_with('/')))
+    allowed.iter().any(|a| {
+        dir == a
+            || dir
+                .strip_prefix(a.as_str())
+                .is_some_and(|r| r.starts_with('/'))
+    })
 }
 
 #[cfg(test)]
