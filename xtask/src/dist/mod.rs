@@ -219,16 +219,23 @@ fn run(opts: &Options, durations: &mut Vec<String>) -> Result<(), String> {
     Ok(())
 }
 
-pub fn main(args: &[String]) -> ExitCode {
-    let opts = match parse(args) {
+/// Runs a task's `run` with the options `parsed` (or prints `usage`: the error exit 64 for
+/// bad arguments), then every phase's duration that `run` recorded with [`timed`].
+pub fn timed_task<O, T>(
+    task: &str,
+    usage: &str,
+    parsed: Result<Option<O>, String>,
+    run: impl FnOnce(&O, &mut Vec<String>) -> T,
+) -> Result<T, ExitCode> {
+    let opts = match parsed {
         Ok(Some(o)) => o,
         Ok(None) => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
+            println!("{usage}");
+            return Err(ExitCode::SUCCESS);
         }
         Err(e) => {
-            eprintln!("xtask dist: {e}\n{USAGE}");
-            return ExitCode::from(64);
+            eprintln!("xtask {task}: {e}\n{usage}");
+            return Err(ExitCode::from(64));
         }
     };
     let start = Instant::now();
@@ -239,9 +246,14 @@ pub fn main(args: &[String]) -> ExitCode {
         println!("{d}");
     }
     println!("{:6.1} s  in all", start.elapsed().as_secs_f64());
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
+    Ok(result)
+}
+
+pub fn main(args: &[String]) -> ExitCode {
+    match timed_task("dist", USAGE, parse(args), run) {
+        Err(code) => code,
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(e)) => {
             eprintln!("xtask dist: {e}");
             ExitCode::FAILURE
         }

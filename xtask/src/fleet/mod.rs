@@ -16,7 +16,7 @@ mod vm;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::{apt, dist, toolchain};
 
@@ -177,36 +177,18 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
 }
 
 pub fn main(args: &[String]) -> ExitCode {
-    let opts = match parse(args) {
-        Ok(Some(o)) => o,
-        Ok(None) => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("xtask fleet: {e}\n{USAGE}");
-            return ExitCode::from(64);
-        }
-    };
-    let start = Instant::now();
-    let mut durations = Vec::new();
-    let result = run(&opts, &mut durations);
-    println!("\n== durations");
-    for d in &durations {
-        println!("{d}");
-    }
-    println!("{:6.1} s  in all", start.elapsed().as_secs_f64());
-    match result {
-        Ok(c) if c.failed.is_empty() => {
+    match dist::timed_task("fleet", USAGE, parse(args), run) {
+        Err(code) => code,
+        Ok(Ok(c)) if c.failed.is_empty() => {
             println!("\nfleet: {} passed, 0 failed", c.passed);
             ExitCode::SUCCESS
         }
-        Ok(c) => {
+        Ok(Ok(c)) => {
             println!("\nfailed: {}", c.failed.join("; "));
             println!("fleet: {} passed, {} failed", c.passed, c.failed.len());
             ExitCode::FAILURE
         }
-        Err(e) => {
+        Ok(Err(e)) => {
             eprintln!("xtask fleet: {e}");
             ExitCode::FAILURE
         }
