@@ -159,7 +159,7 @@ phase unit
 systemctl show vdsotime-doctor.service -p Result -p ExecMainStatus -p NRestarts -p TriggeredBy \
     -p ReadWritePaths -p RuntimeDirectory -p StateDirectory -p CacheDirectory -p LogsDirectory \
     -p PrivateTmp -p RemoveIPC -p DynamicUser >"$out/service-show"
-journalctl -u vdsotime-doctor.service -o short-iso --no-pager >"$out/journal"
+journalctl -u vdsotime-doctor.service -o short-unix --no-pager >"$out/journal"
 systemd-analyze security --no-pager vdsotime-doctor.service >"$out/security" 2>&1
 systemctl cat vdsotime-doctor.service >"$out/unit" 2>&1
 
