@@ -13,9 +13,20 @@ echo "id $(id)"
 probe() {
     if "${@:3}" >/dev/null 2>&1; then echo "$1 $2 ok"; else echo "$1 $2 denied"; fi
 }
-probe read /etc/shadow cat /etc/shadow
+# read FILE: `read FILE ok <hash of what was read>` or `read FILE denied`. A file hidden
+# by InaccessiblePaths= reads as empty to a process that may override its mode 0000, so
+# the host compares the hash with the control's: the same bytes mean the secret was read.
+read_file() {
+    if content=$(cat "$1" 2>/dev/null); then
+        sum=$(printf '%s' "$content" | sha256sum)
+        echo "read $1 ok ${sum%% *}"
+    else
+        echo "read $1 denied"
+    fi
+}
+read_file /etc/shadow
 for key in /etc/ssh/ssh_host_*_key; do
-    probe read "$key" cat "$key"
+    read_file "$key"
 done
 for port in 9100 9090; do
     probe connect "127.0.0.1:$port" timeout 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port"
@@ -31,9 +42,10 @@ probe write /etc try_write /etc
 probe write /var/lib try_write /var/lib
 
 if [ "$mode" = sandboxed ]; then
-    # Every directory the kernel says is writable (access(2) sees read-only mounts), then
-    # proved by a real write. /proc and /sys are per-process views, not storage.
-    find / \( -path /proc -o -path /sys \) -prune -o -type d -writable -print 2>/dev/null |
+    # A real write into every directory (access(2), and so `find -writable`, drops the
+    # capabilities of a process that is not root, and would miss CAP_DAC_OVERRIDE's
+    # writes). /proc and /sys are per-process views, not storage.
+    find / \( -path /proc -o -path /sys \) -prune -o -type d -print 2>/dev/null |
         while read -r d; do
             if try_write "$d"; then echo "writable $d"; fi
         done

@@ -326,32 +326,33 @@ fn security(boot: &Boot, c: &mut Checks) {
 fn sandboxed(boot: &Boot, c: &mut Checks) {
     let control = sandbox::outcomes(&boot.read("probe-control"));
     let inside = sandbox::outcomes(&boot.read("probe-sandboxed"));
-    for (probe, target, ok) in &control {
-        let denied = inside
+    for real in &control {
+        let inside_it = inside
             .iter()
-            .find(|(p, t, _)| p == probe && t == target)
-            .map(|(_, _, ok)| !ok);
+            .find(|o| o.probe == real.probe && o.target == real.target);
+        let kept = inside_it.map(|o| sandbox::kept_from(o, real));
         c.check(
-            &format!("the sandbox: cannot {probe} {target}"),
-            *ok && denied == Some(true),
+            &format!("the sandbox: cannot {} {}", real.probe, real.target),
+            real.got.is_some() && kept == Some(true),
             &format!(
                 "outside the sandbox: {}; inside: {}",
-                if *ok {
+                if real.got.is_some() {
                     "ok"
                 } else {
                     "denied (the probe proves nothing)"
                 },
-                match denied {
-                    Some(true) => "denied",
-                    Some(false) => "ALLOWED",
-                    None => "not run",
+                match (kept, inside_it.and_then(|o| o.got.as_ref())) {
+                    (Some(true), None) => "denied",
+                    (Some(true), Some(_)) => "read other bytes (a hidden file)",
+                    (Some(false), _) => "ALLOWED",
+                    (None, _) => "not run",
                 }
             ),
         );
     }
     let has_key = control
         .iter()
-        .any(|(p, t, _)| p == "read" && t.starts_with("/etc/ssh/ssh_host_"));
+        .any(|o| o.probe == "read" && o.target.starts_with("/etc/ssh/ssh_host_"));
     c.check(
         "the sandbox probes include an SSH host key",
         has_key,

@@ -2,16 +2,39 @@
 //! sandbox (the control, which must succeed, or a denial inside proves nothing) against
 //! what a copy of vdsotime-doctor.service, with its shipped properties, could do.
 
-/// The probes' outcomes: `(probe, target, ok)`.
-pub fn outcomes(text: &str) -> Vec<(String, String, bool)> {
+/// One probe's outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// `read`, `connect` or `write`.
+    pub probe: String,
+    pub target: String,
+    /// `None` when denied; for a read, the hash of what was read.
+    pub got: Option<String>,
+}
+
+/// The probes' outcomes.
+pub fn outcomes(text: &str) -> Vec<Outcome> {
     text.lines()
         .filter_map(|l| {
             let mut w = l.split_whitespace();
             let (probe, target, result) = (w.next()?, w.next()?, w.next()?);
-            matches!(probe, "read" | "connect" | "write")
-                .then(|| (probe.to_string(), target.to_string(), result == "ok"))
+            matches!(probe, "read" | "connect" | "write").then(|| Outcome {
+                probe: probe.to_string(),
+                target: target.to_string(),
+                got: (result == "ok").then(|| w.next().unwrap_or("").to_string()),
+            })
         })
         .collect()
+}
+
+/// True when the sandboxed outcome `inside` kept from the process what the control got:
+/// denied, or (a file hidden by an empty node) other bytes than the control read.
+pub fn kept_from(inside: &Outcome, control: &Outcome) -> bool {
+    match (&inside.got, &control.got) {
+        (None, _) => true,
+        (Some(got), Some(real)) => inside.probe == "read" && got != real,
+        (Some(_), None) => false,
+    }
 }
 
 /// The directories the sandboxed probe could create a file in.
@@ -77,14 +100,26 @@ mod tests {
 
     #[test]
     fn probes_and_allowed_places() {
-        let probe = "mode sandboxed\nread /etc/shadow denied\nconnect 127.0.0.1:9100 ok\nwritable /run/vdsotime-doctor\nwritable /tmp/x\n";
+        let probe = "mode sandboxed\nread /etc/shadow denied\nconnect 127.0.0.1:9100 ok\nread /k ok e3b0\nwritable /run/vdsotime-doctor\nwritable /tmp/x\n";
+        let o = outcomes(probe);
+        assert_eq!(o.len(), 3);
         assert_eq!(
-            outcomes(probe),
-            [
-                ("read".into(), "/etc/shadow".into(), false),
-                ("connect".into(), "127.0.0.1:9100".into(), true)
-            ]
+            (
+                o[0].probe.as_str(),
+                o[0].target.as_str(),
+                o[0].got.as_deref()
+            ),
+            ("read", "/etc/shadow", None)
         );
+        assert_eq!(o[1].got.as_deref(), Some(""));
+        let control = outcomes("read /k ok 5f1a\nconnect 127.0.0.1:9100 ok\n");
+        assert!(kept_from(&o[0], &control[0]));
+        assert!(
+            kept_from(&o[2], &control[0]),
+            "an empty node hides the secret"
+        );
+        assert!(!kept_from(&control[0], &control[0]));
+        assert!(!kept_from(&o[1], &control[1]));
         let show = "ReadWritePaths=\nRuntimeDirectory=vdsotime-doctor\nStateDirectory=\nPrivateTmp=yes\nRemoveIPC=no\nDynamicUser=yes\n";
         let ok = allowed(show);
         assert!(writable(probe).iter().all(|d| inside(d, &ok)));
