@@ -47,8 +47,8 @@ const TOOLS: &[(&str, &str)] = &[
 ];
 
 /// How long a boot may run before it is stopped.
-const MAIN_LIMIT: Duration = Duration::from_secs(900);
-const TSC_LIMIT: Duration = Duration::from_secs(480);
+const MAIN_LIMIT: Duration = Duration::from_secs(1500);
+const TSC_LIMIT: Duration = Duration::from_secs(900);
 
 fn on_path(cmd: &str) -> bool {
     std::env::var_os("PATH")
