@@ -182,6 +182,9 @@ cp /run/vdsotime-fleet-probe.out "$out/probe-sandboxed" 2>>"$out/probe-start"
 
 phase fault
 systemctl stop vdsotime-doctor.timer
+# A run the timer started goes on after the timer stops: the directory moves only once it
+# has ended (a start while it runs would join it, not test the condition).
+wait_for "the last timed run ended" 300 sh -c '[ "$(systemctl show -P ActiveState vdsotime-doctor.service)" != activating ]'
 dir=$(sed -n 's/^ConditionPathIsDirectory=//p' "$out/unit" | head -n 1)
 echo "$dir" >"$out/fault-dir"
 if [ -n "$dir" ] && [ -d "$dir" ]; then
