@@ -63,7 +63,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
 }
 
 /// Runs `f`, printing how long it took under `what`.
-fn timed<T>(what: &str, durations: &mut Vec<String>, f: impl FnOnce() -> T) -> T {
+pub fn timed<T>(what: &str, durations: &mut Vec<String>, f: impl FnOnce() -> T) -> T {
     println!("\n== {what}");
     let start = Instant::now();
     let out = f();
@@ -99,6 +99,33 @@ fn lintian(debs: &[PathBuf], log: &Path) -> Result<(), String> {
             log.display()
         ))
     }
+}
+
+/// Builds the amd64 Debian packages (installing what that needs) into `out`: what
+/// `cargo xtask fleet` installs when `cargo xtask dist` has not left them.
+pub fn build_amd64(
+    root: &Path,
+    out: &Path,
+    work: &Path,
+    log: &Path,
+) -> Result<Vec<PathBuf>, String> {
+    setup::prepare(&[AMD64], &[], log)?;
+    fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    move_into(
+        debian::build(root, AMD64, &work.join("deb-amd64"), log)?,
+        out,
+    )
+}
+
+/// Moves the built packages into `out`, returning their new paths.
+fn move_into(debs: Vec<PathBuf>, out: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut moved = Vec::new();
+    for deb in debs {
+        let to = out.join(deb.file_name().unwrap_or_default());
+        fs::rename(&deb, &to).map_err(|e| format!("{}: {e}", deb.display()))?;
+        moved.push(to);
+    }
+    Ok(moved)
 }
 
 fn run(opts: &Options, durations: &mut Vec<String>) -> Result<(), String> {
@@ -172,12 +199,7 @@ fn run(opts: &Options, durations: &mut Vec<String>) -> Result<(), String> {
                 debian::build(&root, *arch, &work.join(format!("deb-{}", arch.name)), &log)
             },
         )?;
-        let mut moved = Vec::new();
-        for deb in debs {
-            let to = out.join(deb.file_name().unwrap_or_default());
-            fs::rename(&deb, &to).map_err(|e| format!("{}: {e}", deb.display()))?;
-            moved.push(to);
-        }
+        let moved = move_into(debs, &out)?;
         artifacts.extend(moved.iter().cloned());
         by_arch.push((*arch, moved));
     }
@@ -219,16 +241,23 @@ fn run(opts: &Options, durations: &mut Vec<String>) -> Result<(), String> {
     Ok(())
 }
 
-pub fn main(args: &[String]) -> ExitCode {
-    let opts = match parse(args) {
+/// Runs a task's `run` with the options `parsed` (or prints `usage`: the error exit 64 for
+/// bad arguments), then every phase's duration that `run` recorded with [`timed`].
+pub fn timed_task<O, T>(
+    task: &str,
+    usage: &str,
+    parsed: Result<Option<O>, String>,
+    run: impl FnOnce(&O, &mut Vec<String>) -> T,
+) -> Result<T, ExitCode> {
+    let opts = match parsed {
         Ok(Some(o)) => o,
         Ok(None) => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
+            println!("{usage}");
+            return Err(ExitCode::SUCCESS);
         }
         Err(e) => {
-            eprintln!("xtask dist: {e}\n{USAGE}");
-            return ExitCode::from(64);
+            eprintln!("xtask {task}: {e}\n{usage}");
+            return Err(ExitCode::from(64));
         }
     };
     let start = Instant::now();
@@ -239,9 +268,14 @@ pub fn main(args: &[String]) -> ExitCode {
         println!("{d}");
     }
     println!("{:6.1} s  in all", start.elapsed().as_secs_f64());
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
+    Ok(result)
+}
+
+pub fn main(args: &[String]) -> ExitCode {
+    match timed_task("dist", USAGE, parse(args), run) {
+        Err(code) => code,
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(e)) => {
             eprintln!("xtask dist: {e}");
             ExitCode::FAILURE
         }

@@ -8,11 +8,11 @@
 //! and where the doctor ran, its verdict against the machine's own state.
 
 mod aux_c;
-mod boot;
+pub(crate) mod boot;
 mod build;
 mod fetch;
 mod initramfs;
-mod json;
+pub(crate) mod json;
 mod judge;
 mod kernel;
 mod machines;

@@ -28,23 +28,14 @@ pub const BUILD_DEPENDS: &[&str] = &["flex", "bison", "bc", "libelf-dev", "xz-ut
 const IMAGE: &str = "bzImage";
 const PACKAGE: &str = "package";
 
-/// Where built kernels are kept: `$XDG_CACHE_HOME/vdsotime/kernels`, else
-/// `$HOME/.cache/vdsotime/kernels`.
+/// Where built kernels are kept (see [`crate::cache`]).
 fn cache_root() -> PathBuf {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(|| std::env::temp_dir().join("cache"));
-    base.join("vdsotime").join("kernels")
+    crate::cache::dir("kernels")
 }
 
-/// The configuration's hash (FNV-1a, 64 bits): a changed fragment builds again.
+/// The configuration's hash: a changed fragment builds again.
 pub fn config_hash(config: &str) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in config.bytes() {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    crate::cache::hash(config)
 }
 
 /// The source version of a package's file name:
