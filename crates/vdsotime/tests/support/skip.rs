@@ -100,6 +100,11 @@ pub const REQUIREMENTS: &[(&str, &str)] = &[
          hyperv_clocksource_tsc_page), so that the clocks make no system call",
     ),
     (
+        "tmpfs-mount",
+        "mount(2) of a tmpfs (root): the doctor's install step against a full and a read-only \
+         file system",
+    ),
+    (
         "perf",
         "root or CAP_PERFMON: perf_event_open on the kernel's syscall tracepoints (vdsotime top)",
     ),
