@@ -22,6 +22,7 @@ mod schedule;
 mod show;
 mod source;
 mod table;
+mod top;
 mod unpack;
 mod verdict;
 
@@ -44,7 +45,9 @@ binaries and an init of its own; inside, runs the core's test suite, `vdsotime c
 kernels boot again with clocksource=hpet, clocksource=acpi_pm, tsc=unstable and vdso=0,
 and every x86_64 boot runs `vdsotime doctor --json` (the default boot also inside a time
 namespace), whose verdict must match what the kernel itself says (its clocksource, a
-seccomp probe, its log). x86_64-aux boots a kernel built from Debian's newest
+seccomp probe, its log). The clocksource=hpet boot also runs `vdsotime top --once --format
+json` while two processes read the time through the C library: each must be listed with
+reason clocksource. x86_64-aux boots a kernel built from Debian's newest
 `linux-source` (tinyconfig and xtask/kernel-config/x86_64-aux.config: auxiliary clocks on),
 kept under ~/.cache/vdsotime/kernels (the first run builds it, while the other machines
 boot), whose auxiliary clocks the tests enable and steer, through the Rust API, the C
@@ -60,6 +63,8 @@ options:
   --require-all    exit non-zero when a machine is UNAVAILABLE, not only on FAIL
   --optional NAME  with --require-all, accept that machine being UNAVAILABLE (repeatable)
   --skip NAME      skip tests matching NAME inside the machines (repeatable)
+  --scenario NAME  boot only that scenario of each machine (repeatable; see --list's
+                   boots), e.g. --target x86_64-trixie --scenario hpet
   --timeout SECS   limit for each test binary inside a machine (default 600)
   --jobs N         machines booted at once (default 1)
   --doctor-table FILE
@@ -78,6 +83,8 @@ struct Options {
     /// Machines whose UNAVAILABLE `--require-all` accepts.
     optional: Vec<String>,
     skip: Vec<String>,
+    /// `--scenario`: the boots to run.
+    scenarios: Vec<String>,
     per_binary: Duration,
     jobs: usize,
     doctor_table: Option<PathBuf>,
@@ -91,6 +98,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         require_all: false,
         optional: Vec::new(),
         skip: Vec::new(),
+        scenarios: Vec::new(),
         // s390x's getrandom_parity (a 2 GiB request through the vDSO and the system call)
         // took 210-347 s under TCG on a 2-core machine shared with other work.
         per_binary: Duration::from_secs(600),
@@ -119,6 +127,19 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
             "--doctor-table" => o.doctor_table = Some(PathBuf::from(value("--doctor-table")?)),
             "--optional" => o.optional.push(value("--optional")?),
             "--skip" => o.skip.push(value("--skip")?),
+            "--scenario" => {
+                let name = value("--scenario")?;
+                let known = machines::ALL.iter().flat_map(|m| m.scenarios);
+                if !known.clone().any(|s| s.name == name) {
+                    let mut names: Vec<&str> = known.map(|s| s.name).collect();
+                    names.dedup();
+                    return Err(format!(
+                        "no scenario {name} (scenarios: {})",
+                        names.join(" ")
+                    ));
+                }
+                o.scenarios.push(name);
+            }
             "--timeout" | "--jobs" => {
                 let v = value(arg)?;
                 let n: u64 = v.parse().map_err(|_| format!("bad {arg} {v}"))?;
@@ -264,6 +285,7 @@ pub fn main(args: &[String]) -> ExitCode {
         per_binary: opts.per_binary,
         skip: &opts.skip,
         dump_dir: opts.dump_dir.as_deref(),
+        only: &opts.scenarios,
     };
     let (booted, building) = step("build and boot", || {
         schedule::build_and_boot(&ctx, &opts.machines, kernels, opts.jobs)

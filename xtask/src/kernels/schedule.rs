@@ -39,7 +39,8 @@ pub fn build_and_boot(
     kernels: Vec<Result<Kernel, Unbootable>>,
     jobs: usize,
 ) -> (Booted, Duration) {
-    let order = verdict::boot_order(machines, kernels);
+    let mut order = verdict::boot_order(machines, kernels);
+    order.retain(|(_, _, s)| ctx.only.is_empty() || ctx.only.iter().any(|n| n == s.name));
     let queue: Shared<(usize, Ready)> = shared();
     let results = Mutex::new(Vec::new());
     let building = std::thread::scope(|s| {
