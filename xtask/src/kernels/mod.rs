@@ -23,6 +23,7 @@ mod schedule;
 mod show;
 mod source;
 mod table;
+mod top;
 mod unpack;
 mod verdict;
 
@@ -46,7 +47,9 @@ binaries and an init of its own; inside, runs the core's test suite, `vdsotime c
 kernels boot again with clocksource=hpet, clocksource=acpi_pm, tsc=unstable and vdso=0,
 and every x86_64 boot runs `vdsotime doctor --json` (the default boot also inside a time
 namespace), whose verdict must match what the kernel itself says (its clocksource, a
-seccomp probe, its log). x86_64-aux boots a kernel built from Debian's newest
+seccomp probe, its log). The clocksource=hpet boot also runs `vdsotime top --once --format
+json` while two processes read the time through the C library: each must be listed with
+reason clocksource. x86_64-aux boots a kernel built from Debian's newest
 `linux-source` (tinyconfig and xtask/kernel-config/x86_64-aux.config: auxiliary clocks on),
 kept under ~/.cache/vdsotime/kernels (the first run builds it, while the other machines
 boot), whose auxiliary clocks the tests enable and steer, through the Rust API, the C
@@ -62,6 +65,8 @@ options:
   --require-all    exit non-zero when a machine is UNAVAILABLE, not only on FAIL
   --optional NAME  with --require-all, accept that machine being UNAVAILABLE (repeatable)
   --skip NAME      skip tests matching NAME inside the machines (repeatable)
+  --scenario NAME  boot only that scenario of each machine (repeatable; see --list's
+                   boots), e.g. --target x86_64-trixie --scenario hpet
   --timeout SECS   limit for each test binary inside a machine (default 600)
   --jobs N         machines booted at once (default 1)
   --doctor-table FILE

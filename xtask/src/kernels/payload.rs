@@ -116,6 +116,7 @@ pub fn is_tool_run(label: &str) -> bool {
             DOCTOR_TIMENS,
             AUX_ENABLE.0,
             DOCTOR_AUX,
+            super::top::RUN.0,
         ]
         .contains(&label)
 }
@@ -192,7 +193,16 @@ pub fn assemble(
     }
     a.char_device("/dev/console", 5, 1);
     a.file("/init", 0o755, &stripped(&built.init, objcopy)?);
-    for applet in ["true", "sleep", "unshare", "env", "vm-truth", "vm-write"] {
+    for applet in [
+        "true",
+        "sleep",
+        "unshare",
+        "env",
+        "vm-truth",
+        "vm-write",
+        "vm-timeloop",
+        "vm-top-watch",
+    ] {
         a.symlink(&format!("/bin/{applet}"), "/init");
     }
     a.file("/bin/vdsotime", 0o755, &stripped(&built.cli, objcopy)?);
@@ -231,6 +241,10 @@ pub fn assemble(
         run(TRUTH_AFTER, 30, "show", &["/bin/vm-truth"]);
     }
     run(CHECK.0, CHECK.1, "show", &tool(CHECK.2));
+    if spec.scenario.top {
+        let (label, timeout, argv) = super::top::RUN;
+        run(label, timeout, "show", argv);
+    }
     let mut skips = Vec::new();
     if spec.scenario.suite {
         for dir in [

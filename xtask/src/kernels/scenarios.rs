@@ -19,6 +19,8 @@ pub struct Scenario {
     /// namespace, reported as a scenario of its own).
     pub doctor: bool,
     pub timens: bool,
+    /// Runs `vdsotime top` while time-reading processes run, judged by [`super::top`].
+    pub top: bool,
 }
 
 /// The default boot of a machine whose doctor is not judged.
@@ -28,6 +30,7 @@ pub const DEFAULT: Scenario = Scenario {
     suite: true,
     doctor: false,
     timens: false,
+    top: false,
 };
 
 pub const DEFAULT_ONLY: &[Scenario] = &[DEFAULT];
@@ -43,7 +46,11 @@ pub const X86_64: &[Scenario] = &[
         timens: true,
         ..DEFAULT
     },
-    light("hpet", "clocksource=hpet"),
+    // The clocksource no vDSO reads: `vdsotime top` must list every time-reading process.
+    Scenario {
+        top: true,
+        ..light("hpet", "clocksource=hpet")
+    },
     light("acpi_pm", "clocksource=acpi_pm"),
     // The watchdog path: the TSC is declared unstable and another clocksource chosen.
     light("tsc-unstable", "tsc=unstable"),
@@ -58,6 +65,7 @@ const fn light(name: &'static str, append: &'static str) -> Scenario {
         suite: false,
         doctor: true,
         timens: false,
+        top: false,
     }
 }
 

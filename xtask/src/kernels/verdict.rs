@@ -13,7 +13,7 @@ use super::judge::{self, Expected, Judged, Truth};
 use super::kernel::{Kernel, Unbootable};
 use super::machines::Machine;
 use super::scenarios::{Scenario, TIMENS};
-use super::{boot, payload, report, show, source};
+use super::{boot, payload, report, show, source, top};
 use crate::runner::{self, Counts};
 use crate::toolchain;
 
@@ -365,6 +365,14 @@ pub fn one(ctx: &Context, r: &Ready) -> (Booted, String) {
     if let Some((_, _, j)) = judged.first() {
         failures.extend(j.failures.iter().map(|f| format!("doctor: {f}")));
     }
+    let top = r.scenario.top.then(|| {
+        let run = console.run(top::RUN.0);
+        let exit = run.and_then(|r| exit_code(&r.status));
+        top::judge(run.map_or(&[][..], |r| &r.lines), exit, truth.as_ref())
+    });
+    if let Some(Err(wrong)) = &top {
+        failures.extend(wrong.iter().map(|f| format!("top: {f}")));
+    }
 
     let outcome = if failures.is_empty() {
         Outcome::Pass
@@ -456,6 +464,9 @@ pub fn one(ctx: &Context, r: &Ready) -> (Booted, String) {
             exit,
             judged: j,
         });
+    }
+    if let Some(Ok(said)) = &top {
+        let _ = writeln!(out, "  {said}");
     }
     if r.scenario.suite {
         show::describe(&mut out, &console);

@@ -7,13 +7,16 @@
 //! to `env NAME=VALUE... PROGRAM` (module [`env`](mod@env): a variable for one program of
 //! the plan), to `vm-truth`, the reading of the kernel's clock state the host judges
 //! `vdsotime doctor` against (module [`truth`]), and to `vm-write PATH VALUE`, which
-//! writes a sysfs switch (exit 1, saying why, if the kernel refuses). The host installs
+//! writes a sysfs switch (exit 1, saying why, if the kernel refuses), and to `vm-timeloop`
+//! and `vm-top-watch`, the time-reading processes `vdsotime top` is judged against (module
+//! [`timeloop`]). The host installs
 //! them in `/bin` as links to it.
 
 mod env;
 mod plan;
 mod report;
 mod run;
+mod timeloop;
 mod truth;
 mod unshare;
 mod vdso;
@@ -39,6 +42,8 @@ fn main() {
         "env" => std::process::exit(env::main(&args[1..])),
         "vm-truth" => std::process::exit(truth::main()),
         "vm-write" => std::process::exit(write(&args[1..])),
+        "vm-timeloop" => std::process::exit(timeloop::timeloop(&args[1..])),
+        "vm-top-watch" => std::process::exit(timeloop::watch(&args[1..])),
         _ => init(),
     }
 }
