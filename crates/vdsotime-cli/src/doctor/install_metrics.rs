@@ -12,10 +12,14 @@ use super::replace_file;
 /// The first bytes of every document `doctor --format prometheus` writes.
 const HEAD: &str = "# HELP vdsotime_doctor_info ";
 
-/// Whether `text` is a whole metrics document of the doctor: its first family, and a
-/// last line that ends.
+/// Whether `text` is a whole metrics document of the doctor: its first family (after the
+/// comment that names a saved profile, when one was judged), and a last line that ends.
 fn whole(text: &str) -> bool {
-    text.starts_with(HEAD) && text.ends_with('\n')
+    let body = text
+        .strip_prefix("# doctor: ")
+        .and_then(|rest| rest.split_once('\n'))
+        .map_or(text, |(_, body)| body);
+    body.starts_with(HEAD) && text.ends_with('\n')
 }
 
 /// Installs the metrics in `src` as `dst`; on any error `dst` keeps its contents.
@@ -48,6 +52,11 @@ mod tests {
         ));
         assert!(!whole("# HELP vdsotime_doctor_info x\nvdsotime_doc"));
         assert!(!whole(""));
+        assert!(whole(
+            "# doctor: judging the saved profile p.json, taken on Linux 6.1 (x86_64)\n\
+             # HELP vdsotime_doctor_info x\nvdsotime_doctor_info 1\n"
+        ));
+        assert!(!whole("# doctor: judging\n"));
         assert!(!whole("node_cpu 1\n"));
     }
 }
