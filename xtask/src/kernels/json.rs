@@ -55,6 +55,16 @@ impl Value {
     }
 }
 
+/// The one JSON document among a program's output lines (from the first `{` to the last
+/// `}`: a test harness may print around it).
+pub fn document(lines: &[String]) -> Result<Value, String> {
+    let text = lines.join("\n");
+    match (text.find('{'), text.rfind('}')) {
+        (Some(a), Some(b)) if a < b => parse(&text[a..=b]),
+        _ => Err("no JSON document in the output".to_string()),
+    }
+}
+
 /// Parses a whole document; the error names the byte offset.
 pub fn parse(text: &str) -> Result<Value, String> {
     let mut p = Parser {

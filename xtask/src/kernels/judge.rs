@@ -194,12 +194,7 @@ pub fn doctor(
     after: Option<&Truth>,
 ) -> Judged {
     let mut j = Judged::default();
-    let text = lines.join("\n");
-    let doc = match (text.find('{'), text.rfind('}')) {
-        (Some(a), Some(b)) if a < b => json::parse(&text[a..=b]),
-        _ => Err("no JSON document in the output".to_string()),
-    };
-    let doc = match doc {
+    let doc = match json::document(lines) {
         Ok(d) => d,
         Err(e) => {
             j.failures.push(format!("doctor --json: {e}"));

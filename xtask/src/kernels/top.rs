@@ -91,12 +91,7 @@ pub fn judge(
     if started.is_empty() {
         failures.push("no time-reading process was started".to_string());
     }
-    let text = lines.join("\n");
-    let doc = match (text.find('{'), text.rfind('}')) {
-        (Some(a), Some(b)) if a < b => json::parse(&text[a..=b]),
-        _ => Err("no JSON document in the output".to_string()),
-    };
-    let doc = match doc {
+    let doc = match json::document(lines) {
         Ok(d) => d,
         Err(e) => {
             failures.push(format!("top --format json: {e}"));
