@@ -54,9 +54,10 @@ fn count_traced(case: &str, prefix: &[&str], trace: &str) -> usize {
 /// A real change of the signal mask (`SIG_BLOCK`, `SIG_UNBLOCK`, `SIG_SETMASK`), as the C
 /// library makes around creating a thread, not the readability check, which passes a
 /// `how` the kernel refuses: those are not the library's, and how many a run makes
-/// depends on the threads the test harness starts.
+/// depends on the threads the test harness starts. Also the second half of a call that
+/// strace split between threads (`<... rt_sigprocmask resumed>`): its first half counts.
 fn is_signal_mask_change(line: &str) -> bool {
-    line.contains("rt_sigprocmask(SIG_")
+    line.contains("rt_sigprocmask(SIG_") || line.contains("<... rt_sigprocmask resumed>")
 }
 
 /// An address the kernel answers with `EFAULT`.
