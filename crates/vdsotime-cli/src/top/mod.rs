@@ -140,7 +140,7 @@ pub fn run(args: &TopArgs) -> Exit {
     };
     // Measured before tracing starts: the doctor's probe is a child process.
     let host = host::Host::collect(crate::doctor::DEFAULT_SECONDS);
-    let mut tracer = match perf::Tracer::open(layout, &syscalls::numbers()) {
+    let mut tracer = match perf::Tracer::open(layout, &syscalls::numbers(), args.pid) {
         Ok(t) => t,
         Err(e) => return traced_error(e),
     };

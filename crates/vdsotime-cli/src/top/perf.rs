@@ -2,6 +2,10 @@
 //! as `perf trace` does, with an in-kernel filter so only the time calls are sampled, each
 //! sample (pid, tid, the raw record) read from a ring buffer per CPU. Exec and exit records
 //! ride along so a process that starts and ends between two reads keeps its name.
+//!
+//! With `--pid`, the filter also names that process's threads (`common_pid` is a thread
+//! id), renewed at each read: other processes' calls then never reach the buffers, so a
+//! flood elsewhere on the host cannot crowd the watched process's samples out.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -18,6 +22,9 @@ const PERF_RECORD_COMM: u32 = 3;
 const PERF_RECORD_SAMPLE: u32 = 9;
 /// Data pages of each ring buffer (a power of two): 2 MiB, about 25,000 samples.
 const DATA_PAGES: usize = 512;
+/// The kernel copies at most a page of filter text; past this many threads the filter
+/// names none and the process's calls are picked out here instead.
+const MAX_FILTERED_THREADS: usize = 100;
 
 /// `struct perf_event_attr` up to `PERF_ATTR_SIZE_VER5` (112 bytes).
 #[repr(C)]
@@ -63,7 +70,7 @@ pub enum Event {
 /// One CPU's event and its ring buffer.
 struct Ring {
     /// The event: open as long as its mapping is read.
-    _fd: OwnedFd,
+    fd: OwnedFd,
     base: *mut u8,
     len: usize,
     page: usize,
@@ -80,19 +87,67 @@ impl Drop for Ring {
 pub struct Tracer {
     rings: Vec<Ring>,
     layout: SysEnter,
+    numbers: Vec<i64>,
+    /// `--pid`: the process, and the threads the filter names now.
+    only: Option<(u32, Vec<u32>)>,
 }
 
-/// The tracepoint filter: `id == 228 || id == 96 || ...`.
-pub fn filter(numbers: &[i64]) -> String {
+/// The tracepoint filter: `id == 228 || id == 96 || ...`, and with `threads`,
+/// `(...) && (common_pid == 7 || ...)`.
+pub fn filter(numbers: &[i64], threads: &[u32]) -> String {
     let parts: Vec<String> = numbers.iter().map(|n| format!("id == {n}")).collect();
-    parts.join(" || ")
+    let calls = parts.join(" || ");
+    if threads.is_empty() {
+        return calls;
+    }
+    let tids: Vec<String> = threads
+        .iter()
+        .map(|t| format!("common_pid == {t}"))
+        .collect();
+    format!("({calls}) && ({})", tids.join(" || "))
+}
+
+/// The threads of `pid` now (`/proc/PID/task`), sorted; empty when there are too many to
+/// name in a filter, or the process is gone.
+fn threads_of(pid: u32) -> Vec<u32> {
+    let mut tids: Vec<u32> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    tids.sort_unstable();
+    if tids.len() > MAX_FILTERED_THREADS {
+        tids.clear();
+    }
+    tids
+}
+
+/// Sets `filter` on the event `fd`.
+fn set_filter(fd: &OwnedFd, filter: &str) -> Result<(), TraceError> {
+    let filter = std::ffi::CString::new(filter)
+        .map_err(|_| TraceError::Missing("a filter with a NUL byte".into()))?;
+    // SAFETY: the filter is a NUL-terminated string the kernel copies.
+    let rc = unsafe {
+        libc::ioctl(
+            fd.as_raw_fd(),
+            linux_raw_sys::ioctl::PERF_EVENT_IOC_SET_FILTER as _,
+            filter.as_ptr(),
+        )
+    };
+    if rc != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(TraceError::Missing(format!(
+            "setting the tracepoint filter: {e}"
+        )));
+    }
+    Ok(())
 }
 
 fn denied(what: &str, e: &std::io::Error) -> TraceError {
     TraceError::Denied(format!("{what}: {e}"))
 }
 
-fn open_cpu(cpu: i32, layout: &SysEnter, filter: &std::ffi::CStr) -> Result<Ring, TraceError> {
+fn open_cpu(cpu: i32, layout: &SysEnter, filter: &str) -> Result<Ring, TraceError> {
     let attr = Attr {
         kind: PERF_TYPE_TRACEPOINT,
         size: std::mem::size_of::<Attr>() as u32,
@@ -125,20 +180,7 @@ fn open_cpu(cpu: i32, layout: &SysEnter, filter: &std::ffi::CStr) -> Result<Ring
     }
     // SAFETY: a new descriptor that nothing else owns.
     let fd = unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) };
-    // SAFETY: the filter is a NUL-terminated string the kernel copies.
-    let rc = unsafe {
-        libc::ioctl(
-            fd.as_raw_fd(),
-            linux_raw_sys::ioctl::PERF_EVENT_IOC_SET_FILTER as _,
-            filter.as_ptr(),
-        )
-    };
-    if rc != 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(TraceError::Missing(format!(
-            "setting the tracepoint filter: {e}"
-        )));
-    }
+    set_filter(&fd, filter)?;
     // SAFETY: sysconf has no memory effects.
     let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
     let len = page * (1 + DATA_PAGES);
@@ -161,7 +203,7 @@ fn open_cpu(cpu: i32, layout: &SysEnter, filter: &std::ffi::CStr) -> Result<Ring
         )));
     }
     Ok(Ring {
-        _fd: fd,
+        fd,
         base: base.cast(),
         len,
         page,
@@ -184,22 +226,55 @@ fn online_cpus() -> Vec<i32> {
 impl Tracer {
     /// Opens, filters and maps the tracepoint on every online CPU. Each samples from its
     /// opening: what it took before its filter was set is other system calls, which
-    /// [`crate::top::syscalls::call`] drops.
-    pub fn open(layout: SysEnter, numbers: &[i64]) -> Result<Tracer, TraceError> {
-        let filter = std::ffi::CString::new(filter(numbers))
-            .map_err(|_| TraceError::Missing("a filter with a NUL byte".into()))?;
+    /// [`crate::top::syscalls::call`] drops. With `only`, the filter also names that
+    /// process's threads.
+    pub fn open(
+        layout: SysEnter,
+        numbers: &[i64],
+        only: Option<u32>,
+    ) -> Result<Tracer, TraceError> {
+        let only = only.map(|pid| (pid, threads_of(pid)));
+        let threads = only.as_ref().map_or(&[][..], |(_, t)| t.as_slice());
+        let text = filter(numbers, threads);
         let rings = online_cpus()
             .into_iter()
-            .map(|cpu| open_cpu(cpu, &layout, &filter))
+            .map(|cpu| open_cpu(cpu, &layout, &text))
             .collect::<Result<Vec<_>, _>>()?;
         if rings.is_empty() {
             return Err(TraceError::Missing("no online CPU listed".into()));
         }
-        Ok(Tracer { rings, layout })
+        Ok(Tracer {
+            rings,
+            layout,
+            numbers: numbers.to_vec(),
+            only,
+        })
+    }
+
+    /// With `--pid`, names the threads the process has now in the filter, when they
+    /// changed. A refused filter keeps the previous one; the tally still picks the
+    /// process's calls out, so at worst a new thread's calls are missed until the next read.
+    fn follow_threads(&mut self) {
+        let Some((pid, named)) = &mut self.only else {
+            return;
+        };
+        let now = threads_of(*pid);
+        // Gone: keep the last filter, so what its threads left in the buffers is read.
+        if now.is_empty() && !named.is_empty() && !crate::top::process::alive(*pid) {
+            return;
+        }
+        if now == *named {
+            return;
+        }
+        let text = filter(&self.numbers, &now);
+        if self.rings.iter().all(|r| set_filter(&r.fd, &text).is_ok()) {
+            *named = now;
+        }
     }
 
     /// Takes every record written since the last call, in each CPU's order.
     pub fn drain(&mut self, out: &mut Vec<Event>) {
+        self.follow_threads();
         for r in &self.rings {
             r.drain(&self.layout, out);
         }
@@ -323,6 +398,10 @@ mod tests {
 
     #[test]
     fn the_filter_names_every_number() {
-        assert_eq!(filter(&[228, 96]), "id == 228 || id == 96");
+        assert_eq!(filter(&[228, 96], &[]), "id == 228 || id == 96");
+        assert_eq!(
+            filter(&[228, 96], &[7, 8]),
+            "(id == 228 || id == 96) && (common_pid == 7 || common_pid == 8)"
+        );
     }
 }
