@@ -40,6 +40,19 @@ pub fn sysinfo_ehdr() -> Option<usize> {
 }
 
 /// Any auxv entry by the best means this build has (see the module docs for the order).
+///
+/// # Errors
+///
+/// `None` for a key the vector does not hold, or holds as 0, and when no vector can be
+/// read (no libc, no `/proc`, a kernel before 6.4 for `PR_GET_AUXV`).
+///
+/// # Example
+///
+/// ```
+/// const AT_PAGESZ: usize = 6;
+/// let page = vdsotime::auxv::lookup(AT_PAGESZ).expect("every kernel passes AT_PAGESZ");
+/// assert!(page.is_power_of_two() && page >= 4096);
+/// ```
 pub fn lookup(key: usize) -> Option<usize> {
     lookup_from(key).map(|(value, _)| value)
 }
@@ -82,6 +95,14 @@ fn lookup_from(key: usize) -> Option<(usize, Source)> {
 /// was: glibc and musl set it to `ENOENT` for a missing key (no vDSO under valgrind or
 /// `vdso=0`, no `AT_RSEQ_FEATURE_SIZE` before Linux 6.3), and the C functions built on
 /// this crate promise to leave it alone when they succeed.
+///
+/// # Example
+///
+/// ```
+/// const AT_PAGESZ: usize = 6;
+/// assert_eq!(vdsotime::auxv::getauxval(AT_PAGESZ), vdsotime::auxv::lookup(AT_PAGESZ));
+/// assert_eq!(vdsotime::auxv::getauxval(0xdead), None);
+/// ```
 #[cfg(feature = "std")]
 pub fn getauxval(key: usize) -> Option<usize> {
     use core::ffi::{c_int, c_ulong};
@@ -105,6 +126,21 @@ pub fn getauxval(key: usize) -> Option<usize> {
 
 /// Reads `key` from the vector `prctl(PR_GET_AUXV)` copies out (Linux 6.4+).
 /// `Err(EINVAL)` on older kernels.
+///
+/// # Errors
+///
+/// `EINVAL` before Linux 6.4; whatever a seccomp filter makes `prctl` return.
+///
+/// # Example
+///
+/// ```
+/// use vdsotime::{auxv, Errno};
+/// const AT_PAGESZ: usize = 6;
+/// match auxv::from_prctl(AT_PAGESZ) {
+///     Ok(page) => assert!(page.is_some()),
+///     Err(e) => assert_eq!(e, Errno::EINVAL, "only a kernel before 6.4 refuses"),
+/// }
+/// ```
 pub fn from_prctl(key: usize) -> Result<Option<usize>, Errno> {
     let mut buf = [0usize; BUF_WORDS];
     let pr_get_auxv = linux_raw_sys::prctl::PR_GET_AUXV as usize;
@@ -129,6 +165,19 @@ pub fn from_prctl(key: usize) -> Result<Option<usize>, Errno> {
 }
 
 /// Reads `key` from `/proc/self/auxv`.
+///
+/// # Errors
+///
+/// The `openat` or `read` error: `ENOENT` without procfs, `EACCES` where it is hidden.
+///
+/// # Example
+///
+/// ```
+/// const AT_PAGESZ: usize = 6;
+/// if let Ok(page) = vdsotime::auxv::from_proc(AT_PAGESZ) {
+///     assert!(page.is_some_and(|p| p >= 4096));
+/// }
+/// ```
 pub fn from_proc(key: usize) -> Result<Option<usize>, Errno> {
     let path = b"/proc/self/auxv\0";
     let flags = (nr::O_RDONLY | nr::O_CLOEXEC) as usize;
@@ -196,6 +245,17 @@ fn read_entries(fd: usize, key: usize) -> Result<Option<usize>, Errno> {
 /// # Safety
 /// `auxv` must point to a readable, `AT_NULL`-terminated auxiliary vector, such as the
 /// one after `envp` on a process's initial stack.
+///
+/// # Example
+///
+/// ```
+/// const AT_PAGESZ: usize = 6;
+/// // A vector as the kernel lays it out: (type, value) pairs, then AT_NULL.
+/// let vector = [AT_PAGESZ, 4096, 0, 0];
+/// // SAFETY: `vector` is readable and ends with an AT_NULL entry.
+/// assert_eq!(unsafe { vdsotime::auxv::from_vector(vector.as_ptr(), AT_PAGESZ) }, Some(4096));
+/// assert_eq!(unsafe { vdsotime::auxv::from_vector(vector.as_ptr(), 33) }, None);
+/// ```
 pub unsafe fn from_vector(auxv: *const usize, key: usize) -> Option<usize> {
     let mut p = auxv;
     loop {

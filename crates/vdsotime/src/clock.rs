@@ -76,26 +76,65 @@ impl ClockId {
     ];
 
     /// Wraps any raw id; an id the kernel does not know gives `EINVAL` when read.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use vdsotime::{ClockId, Errno};
+    /// assert_eq!(ClockId::from_raw(1), ClockId::MONOTONIC);
+    /// assert_eq!(vdsotime::clock_gettime(ClockId::from_raw(12)), Err(Errno::EINVAL));
+    /// ```
     pub const fn from_raw(id: i32) -> ClockId {
         ClockId(id)
     }
 
     /// The raw `clockid_t`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(vdsotime::ClockId::MONOTONIC.as_raw(), 1);
+    /// ```
     pub const fn as_raw(self) -> i32 {
         self.0
     }
 
     /// The CPU-time clock of process `pid` (0: the caller), as `clock_getcpuclockid` builds it.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use vdsotime::ClockId;
+    /// // 0 is the calling process: the same clock as CLOCK_PROCESS_CPUTIME_ID.
+    /// let mine = vdsotime::clock_gettime(ClockId::process_cputime(0)).unwrap();
+    /// assert!(mine.is_normalized());
+    /// ```
     pub const fn process_cputime(pid: i32) -> ClockId {
         ClockId((!pid).wrapping_shl(3) | CPUCLOCK_SCHED)
     }
 
     /// The CPU-time clock of thread `tid` (0: the caller), as `pthread_getcpuclockid` builds it.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use vdsotime::ClockId;
+    /// let t = vdsotime::clock_gettime(ClockId::thread_cputime(0)).unwrap();
+    /// assert!(t.is_normalized());
+    /// ```
     pub const fn thread_cputime(tid: i32) -> ClockId {
         ClockId((!tid).wrapping_shl(3) | CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD)
     }
 
     /// The dynamic clock behind an open file descriptor (e.g. `/dev/ptp0`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use vdsotime::{ClockId, Errno};
+    /// // Descriptor 0 is no clock: the kernel says so.
+    /// assert_eq!(vdsotime::clock_gettime(ClockId::from_fd(0)), Err(Errno::EINVAL));
+    /// ```
     pub const fn from_fd(fd: i32) -> ClockId {
         ClockId((!fd).wrapping_shl(3) | CLOCKFD)
     }
@@ -116,6 +155,14 @@ impl ClockId {
     }
 
     /// Whether this is one of the auxiliary clocks (ids 16–23).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use vdsotime::ClockId;
+    /// assert!(ClockId::aux(7).is_aux());
+    /// assert!(!ClockId::MONOTONIC.is_aux());
+    /// ```
     pub const fn is_aux(self) -> bool {
         self.0 >= CLOCK_AUX && self.0 < CLOCK_AUX + MAX_AUX_CLOCKS
     }
@@ -127,6 +174,14 @@ impl ClockId {
     }
 
     /// The C name (`"CLOCK_MONOTONIC"`), or `None` for ids without one.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use vdsotime::ClockId;
+    /// assert_eq!(ClockId::BOOTTIME.name(), Some("CLOCK_BOOTTIME"));
+    /// assert_eq!(ClockId::from_raw(12).name(), None);
+    /// ```
     pub const fn name(self) -> Option<&'static str> {
         Some(match self.0 {
             0 => "CLOCK_REALTIME",

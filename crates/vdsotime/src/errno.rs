@@ -22,6 +22,14 @@ macro_rules! errnos {
             )*
 
             /// The symbolic name (`"EINVAL"`), or `"E?"` for a number this crate does not name.
+            ///
+            /// # Example
+            ///
+            /// ```
+            /// use vdsotime::Errno;
+            /// assert_eq!(Errno::ENODEV.name(), "ENODEV");
+            /// assert_eq!(Errno::from_raw(4000).name(), "E?");
+            /// ```
             pub const fn name(self) -> &'static str {
                 $( if self.0 == Self::$name.0 { return stringify!($name); } )*
                 "E?"
@@ -37,11 +45,24 @@ errnos!(
 
 impl Errno {
     /// Wraps a positive error number.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(vdsotime::Errno::from_raw(22), vdsotime::Errno::EINVAL); // x86, Arm, RISC-V
+    /// ```
     pub const fn from_raw(raw: i32) -> Errno {
         Errno(raw)
     }
 
     /// The positive error number.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let e = vdsotime::Errno::EINVAL;
+    /// assert_eq!(vdsotime::Errno::from_raw(e.raw()), e);
+    /// ```
     pub const fn raw(self) -> i32 {
         self.0
     }

@@ -78,16 +78,49 @@ impl Instant {
     }
 
     /// The time since `earlier`, zero if `earlier` is later (as std's since Rust 1.60).
+    ///
+    /// Arithmetic on the two readings only: no clock is read, nothing can fail.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// let start = vdsotime::Instant::now();
+    /// let later = start + Duration::from_millis(3);
+    /// assert_eq!(later.duration_since(start), Duration::from_millis(3));
+    /// assert_eq!(start.duration_since(later), Duration::ZERO);
+    /// ```
     pub fn duration_since(&self, earlier: Instant) -> Duration {
         self.saturating_duration_since(earlier)
     }
 
     /// The time since `earlier`, zero if `earlier` is later.
+    ///
+    /// The same as [`Instant::duration_since`], under the name std also gives it.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// let start = vdsotime::Instant::now();
+    /// let later = start + Duration::from_secs(1);
+    /// assert_eq!(start.saturating_duration_since(later), Duration::ZERO);
+    /// ```
     pub fn saturating_duration_since(&self, earlier: Instant) -> Duration {
         self.checked_duration_since(earlier).unwrap_or_default()
     }
 
     /// The time since `earlier`, `None` if `earlier` is later.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// let start = vdsotime::Instant::now();
+    /// let later = start + Duration::from_micros(250);
+    /// assert_eq!(later.checked_duration_since(start), Some(Duration::from_micros(250)));
+    /// assert_eq!(start.checked_duration_since(later), None);
+    /// ```
     pub fn checked_duration_since(&self, earlier: Instant) -> Option<Duration> {
         let nanos = self.0.as_nanos().checked_sub(earlier.0.as_nanos())?;
         let nanos = u128::try_from(nanos).ok()?;
@@ -95,12 +128,37 @@ impl Instant {
         Some(Duration::new(secs, (nanos % 1_000_000_000) as u32))
     }
 
-    /// The time since this instant.
+    /// The time since this instant: [`Instant::now`] minus it, zero if it lies ahead.
+    ///
+    /// # Fallback
+    ///
+    /// Reads `CLOCK_MONOTONIC` as [`Instant::now`] does.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// let start = vdsotime::Instant::now();
+    /// assert!(start.elapsed() < Duration::from_secs(60));
+    /// let ahead = start + Duration::from_secs(3600);
+    /// assert_eq!(ahead.elapsed(), Duration::ZERO);
+    /// ```
     pub fn elapsed(&self) -> Duration {
         Instant::now().duration_since(*self)
     }
 
-    /// `self + d`, `None` on overflow.
+    /// `self + d`, `None` when the result does not fit in a [`Timespec`] (the
+    /// non-panicking form of `Instant + Duration`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// let start = vdsotime::Instant::now();
+    /// let deadline = start.checked_add(Duration::from_millis(10)).unwrap();
+    /// assert_eq!(deadline - start, Duration::from_millis(10));
+    /// assert_eq!(start.checked_add(Duration::MAX), None);
+    /// ```
     pub fn checked_add(&self, d: Duration) -> Option<Instant> {
         let nanos = self
             .0
@@ -109,7 +167,19 @@ impl Instant {
         Timespec::from_nanos(nanos).ok().map(Instant)
     }
 
-    /// `self - d`, `None` on overflow.
+    /// `self - d`, `None` when the result does not fit in a [`Timespec`] (the
+    /// non-panicking form of `Instant - Duration`). The result may lie before boot:
+    /// `CLOCK_MONOTONIC` readings are signed.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// let now = vdsotime::Instant::now();
+    /// let before = now.checked_sub(Duration::from_millis(10)).unwrap();
+    /// assert_eq!(now - before, Duration::from_millis(10));
+    /// assert_eq!(now.checked_sub(Duration::MAX), None);
+    /// ```
     pub fn checked_sub(&self, d: Duration) -> Option<Instant> {
         let nanos = self
             .0
@@ -118,7 +188,14 @@ impl Instant {
         Timespec::from_nanos(nanos).ok().map(Instant)
     }
 
-    /// The reading itself.
+    /// The reading itself: the `CLOCK_MONOTONIC` time it was taken at.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let t = vdsotime::Instant::now().as_timespec();
+    /// assert!(t.is_normalized() && t.tv_sec >= 0);
+    /// ```
     pub const fn as_timespec(&self) -> Timespec {
         self.0
     }

@@ -50,6 +50,15 @@ pub enum Path {
 
 impl Path {
     /// Whether the call is answered in user space (by the vDSO or the rseq area).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use vdsotime::{path, ClockId, Function, Path};
+    /// assert!(!Path::Syscall.is_vdso());
+    /// // A CPU-time clock always ends in the kernel, whatever its entry point.
+    /// println!("{}", path(Function::ClockGettime(ClockId::PROCESS_CPUTIME_ID)));
+    /// ```
     pub const fn is_vdso(&self) -> bool {
         !matches!(self, Path::Syscall)
     }

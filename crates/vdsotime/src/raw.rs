@@ -52,14 +52,40 @@ macro_rules! getters {
 
 getters! {
     /// The vDSO's `clock_gettime` (the time64 one on 32-bit targets).
+    ///
+    /// `None` where no vDSO symbol is called directly: no vDSO, no such symbol, or an
+    /// architecture whose call needs a shim (powerpc). A raw symbol has no fallback and
+    /// no error mapping: it returns what the vDSO returns (on most architectures 0, or a
+    /// negative errno for an id the vDSO passed to the kernel). Use
+    /// [`crate::clock_gettime`] for the errors the kernel gives.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use vdsotime::{raw, ClockId, Timespec};
+    /// if let Some(f) = raw::clock_gettime() {
+    ///     let mut ts = Timespec::default();
+    ///     // SAFETY: `ts` is a writable kernel timespec, as the symbol's C signature asks.
+    ///     assert_eq!(unsafe { f(ClockId::MONOTONIC.as_raw(), &mut ts) }, 0);
+    ///     assert!(ts.is_normalized());
+    /// }
+    /// ```
     clock_gettime: ClockGettimeFn = ClockGettime;
     /// The vDSO's `clock_getres`.
+    ///
+    /// `None`, no fallback and no error mapping as for [`clock_gettime`].
     clock_getres: ClockGetresFn = ClockGetres;
     /// The vDSO's `gettimeofday` (64-bit targets).
+    ///
+    /// `None`, no fallback and no error mapping as for [`clock_gettime`].
     gettimeofday: GettimeofdayFn = Gettimeofday;
     /// The vDSO's `time` (64-bit targets that export it).
+    ///
+    /// `None`, no fallback and no error mapping as for [`clock_gettime`].
     time: TimeFn = Time;
     /// The vDSO's `getcpu`.
+    ///
+    /// `None`, no fallback and no error mapping as for [`clock_gettime`].
     getcpu: GetcpuFn = Getcpu;
 }
 
@@ -67,6 +93,15 @@ getters! {
 /// `time` where it has one, else the coarse-clock shim or the syscall (which return -1,
 /// without `errno`, only if the kernel refuses the call). For a C library's IFUNC
 /// resolver, which can bind `time` to it so that a call makes no extra jump.
+///
+/// # Example
+///
+/// ```
+/// let time = vdsotime::raw::time_entry();
+/// // SAFETY: a null pointer is allowed, as for time(2).
+/// let now = unsafe { time(core::ptr::null_mut()) };
+/// assert!(now > 1_600_000_000);
+/// ```
 #[cfg(target_pointer_width = "64")]
 pub fn time_entry() -> unsafe extern "C" fn(*mut i64) -> i64 {
     table::symbol(Slot::Time); // resolves the table if nothing has yet

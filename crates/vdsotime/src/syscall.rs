@@ -341,6 +341,22 @@ pub fn getrandom(buf: &mut [u8], flags: crate::GrndFlags) -> Result<usize, Errno
 ///
 /// # Safety
 /// `buf` must be writable for `len` bytes, or memory the kernel refuses to write.
+///
+/// # Errors
+///
+/// As [`getrandom`]; `EFAULT` for memory the kernel cannot write.
+///
+/// # Example
+///
+/// ```
+/// use vdsotime::{syscall, Errno, GrndFlags};
+/// let mut buf = [0u8; 16];
+/// // SAFETY: `buf` is writable for 16 bytes.
+/// assert_eq!(unsafe { syscall::getrandom_to(buf.as_mut_ptr(), 16, GrndFlags::NONE) }, Ok(16));
+/// // SAFETY: the kernel checks a null pointer and refuses it.
+/// let null = unsafe { syscall::getrandom_to(core::ptr::null_mut(), 16, GrndFlags::NONE) };
+/// assert_eq!(null, Err(Errno::EFAULT));
+/// ```
 pub unsafe fn getrandom_to(
     buf: *mut u8,
     len: usize,

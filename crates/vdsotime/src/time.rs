@@ -66,17 +66,39 @@ impl std::error::Error for OutOfRange {}
 
 impl Timespec {
     /// Whether `tv_nsec` lies in `0..1_000_000_000`, as every kernel value does.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use vdsotime::Timespec;
+    /// assert!(Timespec { tv_sec: 1, tv_nsec: 999_999_999 }.is_normalized());
+    /// assert!(!Timespec { tv_sec: 1, tv_nsec: 1_000_000_000 }.is_normalized());
+    /// ```
     pub const fn is_normalized(&self) -> bool {
         self.tv_nsec >= 0 && self.tv_nsec < NANOS_PER_SEC
     }
 
     /// Total nanoseconds (an `i128` cannot overflow).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let ts = vdsotime::Timespec { tv_sec: -1, tv_nsec: 500_000_000 };
+    /// assert_eq!(ts.as_nanos(), -500_000_000);
+    /// ```
     pub const fn as_nanos(&self) -> i128 {
         self.tv_sec as i128 * NANOS_PER_SEC as i128 + self.tv_nsec as i128
     }
 
     /// The same instant at microsecond resolution, truncated like the kernel's
     /// `gettimeofday`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let ts = vdsotime::Timespec { tv_sec: 5, tv_nsec: 123_456_789 };
+    /// assert_eq!(ts.to_timeval(), vdsotime::Timeval { tv_sec: 5, tv_usec: 123_456 });
+    /// ```
     pub const fn to_timeval(self) -> Timeval {
         Timeval {
             tv_sec: self.tv_sec,
@@ -87,11 +109,26 @@ impl Timespec {
 
 impl Timeval {
     /// Whether `tv_usec` lies in `0..1_000_000`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use vdsotime::Timeval;
+    /// assert!(Timeval { tv_sec: 1, tv_usec: 999_999 }.is_normalized());
+    /// assert!(!Timeval { tv_sec: 1, tv_usec: -1 }.is_normalized());
+    /// ```
     pub const fn is_normalized(&self) -> bool {
         self.tv_usec >= 0 && self.tv_usec < MICROS_PER_SEC
     }
 
     /// Total microseconds.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let tv = vdsotime::Timeval { tv_sec: 2, tv_usec: 5 };
+    /// assert_eq!(tv.as_micros(), 2_000_005);
+    /// ```
     pub const fn as_micros(&self) -> i128 {
         self.tv_sec as i128 * MICROS_PER_SEC as i128 + self.tv_usec as i128
     }

@@ -33,6 +33,21 @@ impl<'a> Vdso<'a> {
     /// Validates `bytes` as an ELF shared object with a dynamic symbol table.
     /// Symbol addresses are relative to where `bytes` lies in memory.
     ///
+    /// Any class, byte order and machine is read (a vDSO saved from another
+    /// architecture, say); [`Vdso::is_native`] tells whether it is this process's.
+    ///
+    /// # Errors
+    ///
+    /// An [`ElfError`] naming the first thing wrong: [`ElfError::TooShort`] and
+    /// [`ElfError::BadMagic`] for something that is not an ELF image,
+    /// [`ElfError::NotSharedObject`] for an executable, [`ElfError::NoHashTable`] when the
+    /// symbols cannot be counted, [`ElfError::OutOfBounds`] or
+    /// [`ElfError::AddressOutsideSegment`] for a table that runs past the image. Every
+    /// read is bounds-checked: bad bytes are an error, never a panic or a read outside
+    /// `bytes`.
+    ///
+    /// # Example
+    ///
     /// ```
     /// use vdsotime::{ElfError, Vdso};
     /// assert_eq!(Vdso::parse(b"not an ELF image at all, clearly").unwrap_err(), ElfError::BadMagic);
@@ -56,6 +71,24 @@ impl<'a> Vdso<'a> {
     /// length is taken from the loaded segment and the section headers, and every page of
     /// the whole range is confirmed readable before any more of it is read. An address
     /// that cannot be read is [`ElfError::OutOfBounds`]`("mapping (not readable)")`.
+    ///
+    /// # Errors
+    ///
+    /// [`ElfError::OutOfBounds`]`("mapping (not readable)")` for an address that cannot
+    /// be read; [`ElfError::ForeignMachine`] for a valid image of another architecture;
+    /// otherwise what [`Vdso::parse`] says of the bytes.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// if let Some(addr) = vdsotime::auxv::sysinfo_ehdr() {
+    ///     // SAFETY: AT_SYSINFO_EHDR is the kernel's mapping of the vDSO, mapped for the
+    ///     // life of the process.
+    ///     let v = unsafe { vdsotime::Vdso::from_address(addr) }.unwrap();
+    ///     assert_eq!(v.base(), addr);
+    ///     assert!(v.is_native());
+    /// }
+    /// ```
     ///
     /// # Safety
     /// `addr` must be the start of a readable mapping of at least 4 KiB that stays
@@ -98,62 +131,182 @@ impl<'a> Vdso<'a> {
     }
 
     /// The image bytes, ready to write to a file for `readelf`/`objdump`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// if let Some(v) = vdsotime::vdso() {
+    ///     assert_eq!(&v.bytes()[..4], b"\x7fELF");
+    ///     // std::fs::write("vdso.so", v.bytes()) saves it for `readelf -a vdso.so`.
+    /// }
+    /// ```
     pub fn bytes(&self) -> &'a [u8] {
         self.image.bytes()
     }
 
-    /// Address of `bytes()[0]`.
+    /// Address of `bytes()[0]`: where the image lies in memory. Symbol addresses
+    /// ([`Symbol::address`]) are this plus the symbol's offset.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// if let Some(v) = vdsotime::vdso() {
+    ///     assert_eq!(v.base(), v.bytes().as_ptr() as usize);
+    /// }
+    /// ```
     pub fn base(&self) -> usize {
         self.base
     }
 
     /// ELF class of the image.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use vdsotime::ElfClass;
+    /// if let Some(v) = vdsotime::vdso() {
+    ///     let want = if cfg!(target_pointer_width = "64") { ElfClass::Elf64 } else { ElfClass::Elf32 };
+    ///     assert_eq!(v.class(), want);
+    /// }
+    /// ```
     pub fn class(&self) -> ElfClass {
         self.image.header.class()
     }
 
     /// Byte order of the image.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use vdsotime::Endian;
+    /// if let Some(v) = vdsotime::vdso() {
+    ///     assert_eq!(v.endian() == Endian::Little, cfg!(target_endian = "little"));
+    /// }
+    /// ```
     pub fn endian(&self) -> Endian {
         self.image.header.endian()
     }
 
-    /// `e_machine` of the image.
+    /// `e_machine` of the image (62 for x86_64, 183 for aarch64, ...).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use vdsotime::{ElfClass, Endian};
+    /// if let Some(v) = vdsotime::vdso() {
+    ///     // The kernel maps a vDSO of the process's own architecture.
+    ///     assert_eq!(v.machine(), vdsotime::arch::NATIVE.machine);
+    ///     assert_eq!(v.class(), vdsotime::arch::NATIVE.class);
+    ///     let little = cfg!(target_endian = "little");
+    ///     assert_eq!(v.endian() == Endian::Little, little);
+    /// }
+    /// ```
     pub fn machine(&self) -> u16 {
         self.image.header.machine
     }
 
     /// Whether the image has a `DT_GNU_HASH` table.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// if let Some(v) = vdsotime::vdso() {
+    ///     println!("GNU hash: {}, SysV hash: {}", v.has_gnu_hash(), v.has_sysv_hash());
+    /// }
+    /// ```
     pub fn has_gnu_hash(&self) -> bool {
         self.image.has_gnu_hash()
     }
 
     /// Whether the image has a SysV `DT_HASH` table.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// if let Some(v) = vdsotime::vdso() {
+    ///     assert!(v.has_sysv_hash() || v.has_gnu_hash());
+    /// }
+    /// ```
     pub fn has_sysv_hash(&self) -> bool {
         self.image.has_sysv_hash()
     }
 
     /// Whether the image has symbol versions (`DT_VERSYM` and `DT_VERDEF`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// if let Some(v) = vdsotime::vdso() {
+    ///     // Every Linux vDSO can be searched by one hash table or the other.
+    ///     assert!(v.has_gnu_hash() || v.has_sysv_hash());
+    ///     println!("versions: {}", v.has_versions());
+    /// }
+    /// ```
     pub fn has_versions(&self) -> bool {
         self.image.has_versions()
     }
 
     /// Every defined global or weak function symbol, in table order.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// if let Some(v) = vdsotime::vdso() {
+    ///     for s in v.symbols() {
+    ///         println!("{} {:?} at {:#x}", s.name, s.version, s.address);
+    ///     }
+    ///     assert!(v.symbols().any(|s| s.name.contains("clock_gettime")));
+    /// }
+    /// ```
     pub fn symbols(&self) -> Symbols<'a> {
         self.image.symbols(self.nsyms, self.base)
     }
 
     /// Finds `name`; with `Some(version)`, only that version (or an unversioned symbol).
     /// A malformed table gives `None`.
+    ///
+    /// The lookup goes through the image's GNU hash table where it has one, else its SysV
+    /// table, as the dynamic loader does.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// if let Some(v) = vdsotime::vdso() {
+    ///     let t = v.arch().unwrap();
+    ///     let name = t.clock_gettime64.or(t.clock_gettime).unwrap();
+    ///     assert!(v.lookup(name, Some(t.version)).is_some());
+    ///     assert!(v.lookup(name, Some("NO_SUCH_VERSION")).is_none());
+    ///     assert!(v.lookup("no_such_function", None).is_none());
+    /// }
+    /// ```
     pub fn lookup(&self, name: &str, version: Option<&str>) -> Option<Symbol<'a>> {
         self.image.lookup(name, version, self.base).ok().flatten()
     }
 
-    /// The architecture table matching the image's `e_machine` and class.
+    /// The architecture table matching the image's `e_machine` and class: the names and
+    /// version of its functions. `None` for an architecture without a Linux vDSO table.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// if let Some(v) = vdsotime::vdso() {
+    ///     assert!(core::ptr::eq(v.arch().unwrap(), vdsotime::arch::NATIVE));
+    /// }
+    /// ```
     pub fn arch(&self) -> Option<&'static ArchTable> {
         arch::for_machine(self.machine(), self.class())
     }
 
     /// Whether the image is for this process: same machine, class and byte order.
+    /// Only a native image's functions can be called.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// if let Some(v) = vdsotime::vdso() {
+    ///     assert!(v.is_native());
+    /// }
+    /// ```
     pub fn is_native(&self) -> bool {
         let native = arch::NATIVE;
         let endian = if cfg!(target_endian = "little") {
@@ -233,6 +386,22 @@ const ABSENT: usize = 1;
 /// Lock-free and allocation-free: racing first callers each find the same image and
 /// store the same address; a reader racing `init_from_image` gets the old image or the
 /// new one, whole.
+///
+/// # Fallback
+///
+/// `None` is not an error to handle: every function of this crate then makes its system
+/// call. It happens under `vdso=0`, valgrind and some emulators, on architectures without
+/// a vDSO, and when the process has unmapped its vDSO or made it unreadable (the image's
+/// first page is confirmed readable at each call).
+///
+/// # Example
+///
+/// ```
+/// match vdsotime::vdso() {
+///     Some(v) => println!("vDSO at {:#x}, {} bytes", v.base(), v.bytes().len()),
+///     None => println!("no vDSO: every call is a system call"),
+/// }
+/// ```
 pub fn vdso() -> Option<Vdso<'static>> {
     match BASE.load(Ordering::Acquire) {
         0 => locate(),

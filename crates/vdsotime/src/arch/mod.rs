@@ -53,6 +53,14 @@ pub struct ArchTable {
 
 impl ArchTable {
     /// Every time symbol the table names, with the version it must have.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let t = vdsotime::arch::NATIVE;
+    /// let names: Vec<&str> = t.symbols().collect();
+    /// assert!(names.iter().any(|n| n.contains("clock_gettime")));
+    /// ```
     pub fn symbols(&self) -> impl Iterator<Item = &'static str> + '_ {
         [
             self.clock_gettime,

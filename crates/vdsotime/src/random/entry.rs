@@ -36,6 +36,14 @@ pub struct Params {
 
 impl Params {
     /// States that fit in one page without crossing its end, 16-byte aligned.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// if let Some(p) = vdsotime::random::params() {
+    ///     assert!(p.per_page() >= 1);
+    /// }
+    /// ```
     pub fn per_page(&self) -> usize {
         self.page_size / self.stride()
     }
@@ -60,6 +68,15 @@ static PAGE: AtomicUsize = AtomicUsize::new(0);
 
 /// The probed parameters, or `None` where the vDSO has no usable `getrandom` (no vDSO,
 /// an older kernel, a 32-bit target, a probe that failed).
+///
+/// # Example
+///
+/// ```
+/// match vdsotime::random::params() {
+///     Some(p) => println!("{} bytes per state, {} per page", p.state_size, p.per_page()),
+///     None => println!("getrandom is the system call here"),
+/// }
+/// ```
 #[inline]
 pub fn params() -> Option<Params> {
     let addr = match ADDR.load(Ordering::Acquire) {

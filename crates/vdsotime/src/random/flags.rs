@@ -35,16 +35,40 @@ impl GrndFlags {
     const KNOWN: u32 = GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE;
 
     /// Exactly these bits, known or not.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use vdsotime::{Errno, GrndFlags};
+    /// assert_eq!(GrndFlags::from_raw(1), GrndFlags::NONBLOCK);
+    /// // Unknown bits reach the kernel, which refuses them.
+    /// assert_eq!(vdsotime::getrandom(&mut [0; 4], GrndFlags::from_raw(0x80)), Err(Errno::EINVAL));
+    /// ```
     pub const fn from_raw(bits: u32) -> GrndFlags {
         GrndFlags(bits)
     }
 
     /// The bits, as the system call takes them.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use vdsotime::GrndFlags;
+    /// assert_eq!((GrndFlags::NONBLOCK | GrndFlags::INSECURE).raw(), 0x5);
+    /// ```
     pub const fn raw(self) -> u32 {
         self.0
     }
 
     /// Whether every bit of `other` is set here.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use vdsotime::GrndFlags;
+    /// let f = GrndFlags::NONBLOCK | GrndFlags::INSECURE;
+    /// assert!(f.contains(GrndFlags::NONBLOCK) && !f.contains(GrndFlags::RANDOM));
+    /// ```
     pub const fn contains(self, other: GrndFlags) -> bool {
         self.0 & other.0 == other.0
     }

@@ -56,6 +56,21 @@ pub struct State {
 
 impl State {
     /// Maps a state, or makes an empty one that uses the system call (see above).
+    ///
+    /// # Fallback
+    ///
+    /// Never fails: where the vDSO has no getrandom or the page cannot be mapped
+    /// (`mmap` refused: a memory limit, a seccomp filter), the state is empty and every
+    /// call on it is the `getrandom` system call. [`State::is_vdso`] tells which.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let mut state = vdsotime::random::State::new();
+    /// let mut nonce = [0u8; 12];
+    /// state.fill(&mut nonce, vdsotime::GrndFlags::NONE)?;
+    /// # Ok::<(), vdsotime::Errno>(())
+    /// ```
     pub fn new() -> State {
         let empty = State {
             page: 0,
@@ -75,12 +90,29 @@ impl State {
         }
     }
 
-    /// Whether calls go through the vDSO.
+    /// Whether calls go through the vDSO: `false` for an empty state (see
+    /// [`State::new`]).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let state = vdsotime::random::State::new();
+    /// if !state.is_vdso() {
+    ///     println!("no vDSO getrandom here: each call is a system call");
+    /// }
+    /// ```
     pub fn is_vdso(&self) -> bool {
         self.params.is_some()
     }
 
     /// How calls are served: the vDSO symbol, or `syscall`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let state = vdsotime::random::State::new();
+    /// println!("getrandom through {}", state.path()); // e.g. "__vdso_getrandom"
+    /// ```
     pub fn path(&self) -> Path {
         if self.is_vdso() {
             entry::path()
@@ -91,12 +123,53 @@ impl State {
 
     /// `getrandom(2)`: up to `buf.len()` random bytes, with the system call's results
     /// and errors (see [`crate::getrandom`]).
+    ///
+    /// # Fallback
+    ///
+    /// Through the vDSO with this state where it has one and the flags are ones the vDSO
+    /// serves (`GRND_NONBLOCK`, `GRND_INSECURE`, none); otherwise, and while the kernel's
+    /// random pool is not yet initialised, the `getrandom` system call.
+    ///
+    /// # Errors
+    ///
+    /// The system call's: `EINVAL` for unknown flags, `EAGAIN` with `GRND_NONBLOCK`
+    /// before the pool is initialised, `EINTR` when a signal interrupts a blocking call,
+    /// and whatever a seccomp filter makes it return.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use vdsotime::{random::State, Errno, GrndFlags};
+    /// let mut state = State::new();
+    /// let mut buf = [0u8; 64];
+    /// assert_eq!(state.getrandom(&mut buf, GrndFlags::NONE)?, 64);
+    /// assert_eq!(state.getrandom(&mut buf, GrndFlags::from_raw(0x80)), Err(Errno::EINVAL));
+    /// # Ok::<(), Errno>(())
+    /// ```
     pub fn getrandom(&mut self, buf: &mut [u8], flags: GrndFlags) -> Result<usize, Errno> {
         // SAFETY: `buf` is writable for its length.
         result(unsafe { self.once(buf.as_mut_ptr(), buf.len(), flags) })
     }
 
-    /// Fills all of `buf` (see [`crate::random::fill`]).
+    /// Fills all of `buf` (see [`crate::random::fill`]): calls again after a short
+    /// read and after `EINTR`, as a loop around `getrandom(2)` must.
+    ///
+    /// # Fallback
+    ///
+    /// As [`State::getrandom`].
+    ///
+    /// # Errors
+    ///
+    /// As [`State::getrandom`], except `EINTR`, which is retried.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let mut state = vdsotime::random::State::new();
+    /// let mut key = [0u8; 32];
+    /// state.fill(&mut key, vdsotime::GrndFlags::NONE)?;
+    /// # Ok::<(), vdsotime::Errno>(())
+    /// ```
     pub fn fill(&mut self, buf: &mut [u8], flags: GrndFlags) -> Result<(), Errno> {
         // SAFETY: `buf` is writable for its length.
         unsafe {
@@ -107,6 +180,25 @@ impl State {
     }
 
     /// Fills all of a possibly uninitialised `buf` and returns it initialised.
+    ///
+    /// # Fallback
+    ///
+    /// As [`State::getrandom`].
+    ///
+    /// # Errors
+    ///
+    /// As [`State::fill`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use core::mem::MaybeUninit;
+    /// let mut state = vdsotime::random::State::new();
+    /// let mut buf = [MaybeUninit::<u8>::uninit(); 16];
+    /// let bytes: &mut [u8] = state.fill_uninit(&mut buf, vdsotime::GrndFlags::NONE)?;
+    /// assert_eq!(bytes.len(), 16);
+    /// # Ok::<(), vdsotime::Errno>(())
+    /// ```
     pub fn fill_uninit<'a>(
         &mut self,
         buf: &'a mut [MaybeUninit<u8>],

@@ -76,6 +76,20 @@ pub fn cpu() -> Option<u32> {
 
 /// The calling thread's CPU and node, if its rseq area keeps both (and has been looked
 /// for: see [`cpu`]).
+///
+/// # Fallback
+///
+/// `None` where glibc registered no rseq area, the kernel's area has no `node_id`
+/// (before Linux 6.3), or a migration raced the read: then [`crate::getcpu`] asks the
+/// vDSO or the kernel.
+///
+/// # Example
+///
+/// ```
+/// if let Some((cpu, node)) = vdsotime::rseq::cpu_and_node() {
+///     assert!(cpu < 65536 && node < 1024);
+/// }
+/// ```
 #[inline(always)]
 pub fn cpu_and_node() -> Option<(u32, u32)> {
     let at = FIELDS.node.load(Relaxed);
