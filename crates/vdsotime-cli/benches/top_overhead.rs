@@ -10,7 +10,12 @@
 //! the calls `top` counted against those made, and `top`'s CPU (user + system) per second
 //! of watching. Nothing is asserted: a figure on a shared machine is a measurement, not a
 //! pass mark.
+//!
+//! A third trial in each round enables the same tracepoint through tracefs with a filter
+//! no call passes: what the tracepoint itself costs every system call before anything is
+//! recorded, the floor under any counter built on it.
 
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -61,6 +66,25 @@ fn cpu_seconds(pid: u32) -> f64 {
         (Some(u), Some(s)) => (u + s) / hz,
         _ => f64::NAN,
     }
+}
+
+/// The tracepoint's tracefs directory, if tracefs is mounted.
+fn sys_enter_dir() -> Option<PathBuf> {
+    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+        .iter()
+        .map(|d| Path::new(d).join("events/raw_syscalls/sys_enter"))
+        .find(|d| d.join("enable").exists())
+}
+
+/// ns per call with `raw_syscalls:sys_enter` enabled through tracefs and a filter that no
+/// call passes; the tracepoint is disabled and its filter cleared afterwards.
+fn tracepoint_only_trial(dir: &Path) -> Option<f64> {
+    std::fs::write(dir.join("filter"), "id == -1").ok()?;
+    std::fs::write(dir.join("enable"), "1").ok()?;
+    let ns = trial();
+    let off = std::fs::write(dir.join("enable"), "0");
+    let cleared = std::fs::write(dir.join("filter"), "0");
+    (off.is_ok() && cleared.is_ok()).then_some(ns)
 }
 
 struct Traced {
@@ -120,21 +144,27 @@ fn main() {
         return;
     }
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let (mut plain, mut traced) = (Vec::new(), Vec::new());
+    let dir = sys_enter_dir();
+    if dir.is_none() {
+        eprintln!("tracefs is not mounted: the tracepoint-only trial is left out");
+    }
+    let (mut plain, mut traced, mut floor) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..ROUNDS {
-        let mut one = |traced_first: bool| {
-            if traced_first {
-                match traced_trial(cpus) {
+        // 0: untraced, 1: traced by top, 2: the tracepoint alone; rotated each round.
+        for k in 0..3 {
+            match (round + k) % 3 {
+                0 => plain.push(trial()),
+                1 => match traced_trial(cpus) {
                     Some(t) => traced.push(t),
                     None => eprintln!("round {round}: vdsotime top did not start tracing"),
+                },
+                _ => {
+                    if let Some(ns) = dir.as_deref().and_then(tracepoint_only_trial) {
+                        floor.push(ns);
+                    }
                 }
-            } else {
-                plain.push(trial());
             }
-        };
-        let first = round % 2 == 1;
-        one(first);
-        one(!first);
+        }
     }
     if traced.is_empty() {
         eprintln!("no traced trial ran");
@@ -142,20 +172,32 @@ fn main() {
     }
     let fastest = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
     let traced_ns: Vec<f64> = traced.iter().map(|t| t.ns).collect();
-    let mut ratios: Vec<f64> = traced_ns.iter().zip(&plain).map(|(t, p)| t / p).collect();
-    ratios.sort_by(f64::total_cmp);
-    let median = ratios[ratios.len() / 2];
+    let median = |v: &[f64]| {
+        let mut ratios: Vec<f64> = v.iter().zip(&plain).map(|(t, p)| t / p).collect();
+        ratios.sort_by(f64::total_cmp);
+        ratios.get(ratios.len() / 2).copied().unwrap_or(f64::NAN)
+    };
     let (p, t) = (fastest(&plain), fastest(&traced_ns));
     let added = t - p;
     println!("syscall(SYS_clock_gettime), {CALLS} calls per trial, {ROUNDS} rounds, rotated order");
     println!("  untraced: {p:.1} ns/call (fastest trial)");
     println!(
-        "  traced:   {t:.1} ns/call (fastest trial); median ratio traced/untraced {median:.3}"
+        "  traced:   {t:.1} ns/call (fastest trial); median ratio traced/untraced {:.3}",
+        median(&traced_ns)
     );
     println!(
         "  added by tracing: {added:.1} ns/call = {:.1}% of the CPU of a process making 1 M of these calls/s",
         added * 1e6 / 1e9 * 100.0
     );
+    if !floor.is_empty() {
+        let f = fastest(&floor);
+        println!(
+            "  the tracepoint alone (a filter no call passes, nothing recorded): {f:.1} ns/call (fastest trial); median ratio to untraced {:.3}; added {:.1} ns/call = {:.1}% at 1 M calls/s",
+            median(&floor),
+            f - p,
+            (f - p) * 1e6 / 1e9 * 100.0
+        );
+    }
     for (i, tr) in traced.iter().enumerate() {
         println!(
             "  traced trial {i}: top counted {} of {CALLS} calls ({} samples lost); top's own CPU {:.1}% of one CPU while watching",
