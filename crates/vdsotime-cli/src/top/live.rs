@@ -95,7 +95,7 @@ pub fn run(tracer: &mut Tracer, tally: &mut Tally, host: &Host) {
     let mut start = Instant::now();
     let mut out = std::io::stdout();
     loop {
-        if keys.quit(Duration::from_millis(100)) || INTERRUPTED.load(Ordering::Relaxed) {
+        if keys.quit(crate::top::perf::READ_EVERY) || INTERRUPTED.load(Ordering::Relaxed) {
             break;
         }
         events.clear();

@@ -155,7 +155,7 @@ pub fn run(args: &TopArgs) -> Exit {
     let mut events = Vec::new();
     loop {
         let left = length.saturating_sub(start.elapsed());
-        std::thread::sleep(left.min(Duration::from_millis(50)));
+        std::thread::sleep(left.min(perf::READ_EVERY));
         events.clear();
         tracer.drain(&mut events);
         tally.add(&events);

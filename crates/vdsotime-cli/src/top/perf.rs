@@ -22,6 +22,9 @@ const PERF_RECORD_COMM: u32 = 3;
 const PERF_RECORD_SAMPLE: u32 = 9;
 /// Data pages of each ring buffer (a power of two): 2 MiB, about 25,000 samples.
 const DATA_PAGES: usize = 512;
+/// How often the buffers are read: a process making a million calls a second fills
+/// about a twentieth of a buffer in that time.
+pub const READ_EVERY: std::time::Duration = std::time::Duration::from_millis(10);
 /// The kernel copies at most a page of filter text; past this many threads the filter
 /// names none and the process's calls are picked out here instead.
 const MAX_FILTERED_THREADS: usize = 100;
@@ -339,7 +342,7 @@ impl Ring {
         let mut tail = tail_ptr.load(std::sync::atomic::Ordering::Relaxed);
         // SAFETY: the data area follows the metadata page and is `size` bytes long.
         let data = unsafe { std::slice::from_raw_parts(self.base.add(self.page), size) };
-        let mut record = Vec::new();
+        let mut wrapped = Vec::new();
         while tail < head {
             let at = (tail % size as u64) as usize;
             let byte = |i: usize| data[(at + i) % size];
@@ -347,9 +350,16 @@ impl Ring {
             if len < 8 {
                 break;
             }
-            record.clear();
-            record.extend((0..len).map(byte));
-            if let Some(e) = parse(&record, layout) {
+            // A record is read where it lies, unless it wraps around the buffer's end.
+            let record = match data.get(at..at + len) {
+                Some(r) => r,
+                None => {
+                    wrapped.clear();
+                    wrapped.extend((0..len).map(byte));
+                    &wrapped[..]
+                }
+            };
+            if let Some(e) = parse(record, layout) {
                 out.push(e);
             }
             tail += len as u64;
