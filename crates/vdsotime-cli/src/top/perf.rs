@@ -406,6 +406,51 @@ mod tests {
         assert_eq!(parse(&rec[..20], &LAYOUT), None, "a cut record is refused");
     }
 
+    /// With `--pid`, the kernel's filter keeps every other process's calls out of the
+    /// buffers: this process's own direct system calls never arrive while another process
+    /// is watched, though a tracer watching everyone sees them all.
+    #[test]
+    fn with_a_pid_no_other_process_reaches_the_buffers() {
+        const TEST: &str = "top::perf::tests::with_a_pid_no_other_process_reaches_the_buffers";
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return crate::skip::skip(TEST, "perf", "not root: perf_event_open needs it");
+        }
+        let layout =
+            match crate::top::tracefs::locate().and_then(|d| crate::top::tracefs::sys_enter(&d)) {
+                Ok(l) => l,
+                Err(e) => return crate::skip::skip(TEST, "perf", format!("{e:?}")),
+            };
+        let numbers = crate::top::syscalls::numbers();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("start sleep");
+        let mut watched = Tracer::open(layout, &numbers, Some(child.id())).expect("open");
+        let mut everyone = Tracer::open(layout, &numbers, None).expect("open");
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        for _ in 0..1000 {
+            // SAFETY: a valid clock id and a valid out-pointer.
+            unsafe { libc::syscall(libc::SYS_clock_gettime, libc::CLOCK_MONOTONIC, &mut ts) };
+        }
+        let (mut seen_watched, mut seen_all) = (Vec::new(), Vec::new());
+        watched.drain(&mut seen_watched);
+        everyone.drain(&mut seen_all);
+        let _ = child.kill();
+        let _ = child.wait();
+        let me = std::process::id();
+        let mine = |v: &[Event]| {
+            v.iter()
+                .filter(|e| matches!(e, Event::Call { pid, .. } if *pid == me))
+                .count()
+        };
+        assert!(mine(&seen_all) >= 1000, "{}", mine(&seen_all));
+        assert_eq!(mine(&seen_watched), 0);
+    }
+
     #[test]
     fn the_filter_names_every_number() {
         assert_eq!(filter(&[228, 96], &[]), "id == 228 || id == 96");
