@@ -433,7 +433,7 @@ pub fn vdso() -> Option<Vdso<'static>> {
 pub(crate) fn own() -> Option<NativeImage<'static>> {
     let (addr, confirm, found) = match BASE.load(Ordering::Acquire) {
         0 => {
-            crate::elf::prefetch::parser(&[
+            crate::elf::prefetch::parser([
                 mapped::<Native> as *const () as usize,
                 NativeImage::<'static>::lookup as *const () as usize,
             ]);
