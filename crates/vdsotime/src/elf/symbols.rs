@@ -31,8 +31,9 @@ impl<'a, F: Form> Image<'a, F> {
     #[inline(always)]
     fn entry(&self, idx: usize) -> Result<Option<(usize, usize)>, F::Error> {
         let sym = offset(self.symtab, idx, self.syment)?;
-        // The fields read end the entry's first 16 bytes in both classes (ELF64's st_size,
-        // past them, is not read): one bound for them all, then reads at fixed offsets.
+        // In both classes the fields read lie in the entry's first 16 bytes, the last
+        // one ending them (ELF64's st_size, past them, is not read): one bound for them
+        // all, then reads at fixed offsets within it.
         let r = Reader {
             bytes: self.r.slice(sym, 16, "symbol")?,
             form: self.r.form,
