@@ -433,8 +433,12 @@ pub fn vdso() -> Option<Vdso<'static>> {
 pub(crate) fn own() -> Option<NativeImage<'static>> {
     let (addr, confirm, found) = match BASE.load(Ordering::Acquire) {
         0 => {
-            crate::elf::prefetch::parser(&[
+            // Every function of the native reader, each `#[inline(never)]`.
+            crate::elf::prefetch::parser([
                 mapped::<Native> as *const () as usize,
+                Header::<Native>::parse as *const () as usize,
+                Header::<Native>::extent as *const () as usize,
+                Image::<Native>::open as *const () as usize,
                 NativeImage::<'static>::lookup as *const () as usize,
             ]);
             let Some((addr, confirm)) = own_address() else {

@@ -3,24 +3,29 @@
 //! The GNU table's Bloom filter is skipped: it only speeds up misses, and a vDSO has a
 //! dozen symbols.
 
-use super::reader::{offset, plus, Form};
+use super::reader::{offset, plus, Form, Reader};
 use super::{ElfError, Image};
 
-/// The SysV ELF hash of a name.
+/// The step of the SysV ELF hash for byte `c`.
 #[inline(always)]
-fn sysv_hash(name: &[u8]) -> u32 {
-    name.iter().fold(0u32, |h, &c| {
-        let h = (h << 4).wrapping_add(u32::from(c));
-        let g = h & 0xf000_0000;
-        (h ^ (g >> 24)) & !g
-    })
+fn sysv_step(h: u32, c: u8) -> u32 {
+    let h = (h << 4).wrapping_add(u32::from(c));
+    let g = h & 0xf000_0000;
+    (h ^ (g >> 24)) & !g
 }
 
-/// The GNU (DJB) hash of a name.
+/// The step of the GNU (DJB) hash for byte `c`.
 #[inline(always)]
-fn gnu_hash(name: &[u8]) -> u32 {
-    name.iter().fold(5381u32, |h, &c| {
-        h.wrapping_mul(33).wrapping_add(u32::from(c))
+fn gnu_step(h: u32, c: u8) -> u32 {
+    h.wrapping_mul(33).wrapping_add(u32::from(c))
+}
+
+/// The GNU and the SysV hash of a name, in one pass: one loop in the lookup's code,
+/// not one per table.
+#[inline(always)]
+fn hashes(name: &[u8]) -> (u32, u32) {
+    name.iter().fold((5381, 0), |(gnu, sysv), &c| {
+        (gnu_step(gnu, c), sysv_step(sysv, c))
     })
 }
 
@@ -56,9 +61,14 @@ impl<F: Form> Image<'_, F> {
     #[inline(always)]
     fn gnu_table(&self, at: usize) -> Result<GnuTable, F::Error> {
         let r = &self.r;
-        let nbuckets = r.u32(at, "DT_GNU_HASH")? as usize;
-        let symoffset = r.u32(plus(at, 4)?, "DT_GNU_HASH")? as usize;
-        let bloom_words = r.u32(plus(at, 8)?, "DT_GNU_HASH")? as usize;
+        // nbuckets, symoffset and the Bloom filter's size: one bound for the three words.
+        let head = Reader {
+            bytes: r.slice(at, 12, "DT_GNU_HASH")?,
+            form: r.form,
+        };
+        let nbuckets = head.u32(0, "DT_GNU_HASH")? as usize;
+        let symoffset = head.u32(4, "DT_GNU_HASH")? as usize;
+        let bloom_words = head.u32(8, "DT_GNU_HASH")? as usize;
         let buckets = offset(plus(at, 16)?, bloom_words, r.pick(4, 8))?;
         let chains = offset(buckets, nbuckets, 4)?;
         Ok(GnuTable {
@@ -111,59 +121,114 @@ impl<F: Form> Image<'_, F> {
     /// terminator, which lies at or before the one of the largest bucket's chain (the
     /// count), or at the first word past the image; a SysV walk at `nchain` steps or
     /// indices, so a corrupted chain cannot loop.
+    ///
+    /// The two walks share one loop with one call of `visit`, so that the caller's
+    /// closure is inlined once, not once per kind of table.
     #[inline(always)]
     pub(super) fn candidates<T>(
         &self,
         name: &[u8],
         mut visit: impl FnMut(usize) -> Result<Option<T>, F::Error>,
     ) -> Result<Option<T>, F::Error> {
-        if let Some(at) = self.gnu_hash {
-            let t = self.gnu_table(at)?;
-            let h = gnu_hash(name);
-            let Some(bucket) = (h as usize).checked_rem(t.nbuckets) else {
-                return Ok(None); // no buckets: no symbols
+        let Some((mut walk, mut idx)) = self.walk(name)? else {
+            return Ok(None);
+        };
+        loop {
+            // Whether symbol `idx` may be `name`, and whether it ends its GNU chain.
+            let (candidate, last) = match &mut walk {
+                Walk::Gnu { table, hash } => {
+                    let link = table.chain(self, idx)?;
+                    ((link | 1) == (*hash | 1), link & 1 == 1)
+                }
+                Walk::Sysv { nchain, left, .. } => {
+                    let Some(rest) = left.checked_sub(1) else {
+                        return Ok(None);
+                    };
+                    if idx == 0 || idx >= *nchain {
+                        return Ok(None);
+                    }
+                    *left = rest;
+                    (true, false)
+                }
             };
-            let mut idx = t.bucket(self, bucket)?;
-            if idx < t.symoffset {
+            if candidate {
+                if let Some(found) = visit(idx)? {
+                    return Ok(Some(found));
+                }
+            }
+            if last {
                 return Ok(None);
             }
-            loop {
-                let link = t.chain(self, idx)?;
-                if (link | 1) == (h | 1) {
-                    if let Some(found) = visit(idx)? {
-                        return Ok(Some(found));
-                    }
-                }
-                if link & 1 == 1 {
-                    return Ok(None);
-                }
-                idx = plus(idx, 1)?;
+            idx = match walk {
+                Walk::Gnu { .. } => plus(idx, 1)?,
+                Walk::Sysv { at, chains, .. } => self.sysv_entry(at, plus(chains, idx)?)?,
+            };
+        }
+    }
+
+    /// The walk of the table a lookup of `name` reads (the GNU one where there is one, as
+    /// the dynamic loader does) and the first symbol index of its bucket; `None` when the
+    /// bucket is empty or there are no buckets.
+    #[inline(always)]
+    fn walk(&self, name: &[u8]) -> Result<Option<(Walk, usize)>, F::Error> {
+        let (hash, sysv) = hashes(name);
+        if let Some(at) = self.gnu_hash {
+            let table = self.gnu_table(at)?;
+            let Some(bucket) = (hash as usize).checked_rem(table.nbuckets) else {
+                return Ok(None); // no buckets: no symbols
+            };
+            let idx = table.bucket(self, bucket)?;
+            if idx < table.symoffset {
+                return Ok(None);
             }
+            return Ok(Some((Walk::Gnu { table, hash }, idx)));
         }
         let at = self.sysv_hash.ok_or(ElfError::NoHashTable)?;
         let (nbucket, nchain) = (self.sysv_entry(at, 0)?, self.sysv_entry(at, 1)?);
-        let Some(bucket) = (sysv_hash(name) as usize).checked_rem(nbucket) else {
+        let Some(bucket) = (sysv as usize).checked_rem(nbucket) else {
             return Ok(None); // no buckets: no symbols
         };
         // Words: nbucket, nchain, the buckets, then the chains.
-        let chain = plus(2, nbucket)?;
-        let mut idx = self.sysv_entry(at, plus(2, bucket)?)?;
-        for _ in 0..nchain {
-            if idx == 0 || idx >= nchain {
-                break;
-            }
-            if let Some(found) = visit(idx)? {
-                return Ok(Some(found));
-            }
-            idx = self.sysv_entry(at, plus(chain, idx)?)?;
-        }
-        Ok(None)
+        let chains = plus(2, nbucket)?;
+        let idx = self.sysv_entry(at, plus(2, bucket)?)?;
+        let left = nchain;
+        Ok(Some((
+            Walk::Sysv {
+                at,
+                chains,
+                nchain,
+                left,
+            },
+            idx,
+        )))
     }
+}
+
+/// Where a lookup's hash walk is (see [`Image::candidates`]).
+enum Walk {
+    /// A `DT_GNU_HASH` chain, for a name of this hash.
+    Gnu { table: GnuTable, hash: u32 },
+    /// A `DT_HASH` chain: the table at `at`, its chain words from word `chains`, and the
+    /// steps `left` of the `nchain` a walk may take.
+    Sysv {
+        at: usize,
+        chains: usize,
+        nchain: usize,
+        left: usize,
+    },
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn sysv_hash(name: &[u8]) -> u32 {
+        hashes(name).1
+    }
+
+    fn gnu_hash(name: &[u8]) -> u32 {
+        hashes(name).0
+    }
 
     #[test]
     fn known_hash_values() {

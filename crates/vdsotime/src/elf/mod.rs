@@ -181,6 +181,7 @@ impl Load {
 impl<F: Form> Header<F> {
     /// Validates `e_ident`, `e_type`, `e_version` and `e_phentsize`, and that the form
     /// `F` reads this class, byte order and machine ([`ElfError::ForeignMachine`] if not).
+    #[inline(never)] // prefetched by its address (the native instantiation): see `own`
     pub(crate) fn parse(bytes: &[u8]) -> Result<Header<F>, F::Error> {
         let ident = bytes.get(..20).ok_or(ElfError::TooShort)?;
         if ident[..4] != *b"\x7fELF" {
@@ -239,17 +240,23 @@ impl<F: Form> Header<F> {
         }
     }
 
-    /// Calls `f(p_type, phdr_offset)` for each program header, all of which must be in bounds.
-    fn each_phdr(
+    /// Calls `f(p_type, phdr)` for each program header, all of which must be in bounds;
+    /// `phdr` reads the header's own bytes, so that a field read at a fixed offset inside
+    /// it needs no bound of its own.
+    fn each_phdr<'r>(
         &self,
-        r: &Reader<'_, F>,
-        mut f: impl FnMut(u32, usize) -> Result<(), F::Error>,
+        r: &Reader<'r, F>,
+        mut f: impl FnMut(u32, &Reader<'r, F>) -> Result<(), F::Error>,
     ) -> Result<(), F::Error> {
         let size = r.pick(32, 56);
-        r.slice(self.phoff, offset(0, self.phnum, size)?, "program headers")?;
-        for i in 0..self.phnum {
-            let ph = offset(self.phoff, i, size)?;
-            f(r.u32(ph, "p_type")?, ph)?;
+        let mut rest = r.slice(self.phoff, offset(0, self.phnum, size)?, "program headers")?;
+        for _ in 0..self.phnum {
+            let (Some(ph), Some(tail)) = (rest.get(..size), rest.get(size..)) else {
+                return Err(ElfError::OutOfBounds("program headers").into());
+            };
+            rest = tail;
+            let ph = self.reader(ph);
+            f(ph.u32(0, "p_type")?, &ph)?;
         }
         Ok(())
     }
@@ -257,7 +264,7 @@ impl<F: Form> Header<F> {
     fn first_load(&self, r: &Reader<'_, F>) -> Result<Load, F::Error> {
         let (mut load, mut dynamic) = (None, None);
         self.each_phdr(r, |p_type, ph| {
-            let at = |elf32, elf64, what| r.word(plus(ph, r.pick(elf32, elf64))?, what);
+            let at = |elf32, elf64, what| ph.word(ph.pick(elf32, elf64), what);
             if p_type == PT_LOAD && load.is_none() {
                 load = Some((
                     at(8, 16, "p_vaddr")?,
@@ -284,6 +291,7 @@ impl<F: Form> Header<F> {
     /// section headers (which `readelf` wants, though nothing here reads them). Used to
     /// size the live vDSO, whose length the kernel does not tell us. Also gives the
     /// segment, for [`Image::open`].
+    #[inline(never)] // prefetched by its address (the native instantiation): see `own`
     pub(crate) fn extent(&self, bytes: &[u8]) -> Result<(Load, usize), F::Error> {
         let r = self.reader(bytes);
         let load = self.first_load(&r)?;
@@ -329,6 +337,7 @@ impl<'a, F: Form> Image<'a, F> {
     /// The header's check of the length is made again on `bytes`; every read below is
     /// bounded by them. The symbol, hash and
     /// version tables are checked as lookups read them (see [`Image::check`]).
+    #[inline(never)] // prefetched by its address (the native instantiation): see `own`
     pub(crate) fn open(header: Header<F>, load: Load, bytes: &'a [u8]) -> Result<Self, F::Error> {
         let r = header.reader(bytes);
         if bytes.len() < r.pick(52, 64) {
@@ -347,21 +356,28 @@ impl<'a, F: Form> Image<'a, F> {
         let word = r.pick(4, 8);
         let mut entry = dynamic;
         loop {
-            let tag = r.word(entry, "dynamic table")?;
-            let val = r.word(plus(entry, word)?, "dynamic table")?;
-            entry = offset(entry, 2, word)?;
-            match tag {
+            let pair = offset(0, 2, word)?;
+            let e = header.reader(r.slice(entry, pair, "dynamic table")?);
+            let (tag, val) = (e.word(0, "dynamic table")?, e.word(word, "dynamic table")?);
+            entry = plus(entry, pair)?;
+            // An address is mapped to its offset as it is read, by one call for them all.
+            let (slot, what, address) = match tag {
                 DT_NULL => break,
-                DT_SYMTAB => symtab = Some(to_offset(val, "DT_SYMTAB")?),
-                DT_STRTAB => strtab = Some(to_offset(val, "DT_STRTAB")?),
-                DT_STRSZ => strsz = Some(to_usize(val, "DT_STRSZ")?),
-                DT_SYMENT => syment = Some(to_usize(val, "DT_SYMENT")?),
-                DT_HASH => sysv_hash = Some(to_offset(val, "DT_HASH")?),
-                DT_GNU_HASH => gnu_hash = Some(to_offset(val, "DT_GNU_HASH")?),
-                DT_VERSYM => versym = Some(to_offset(val, "DT_VERSYM")?),
-                DT_VERDEF => verdef = Some(to_offset(val, "DT_VERDEF")?),
-                _ => {}
-            }
+                DT_STRSZ => (&mut strsz, "DT_STRSZ", false),
+                DT_SYMENT => (&mut syment, "DT_SYMENT", false),
+                DT_SYMTAB => (&mut symtab, "DT_SYMTAB", true),
+                DT_STRTAB => (&mut strtab, "DT_STRTAB", true),
+                DT_HASH => (&mut sysv_hash, "DT_HASH", true),
+                DT_GNU_HASH => (&mut gnu_hash, "DT_GNU_HASH", true),
+                DT_VERSYM => (&mut versym, "DT_VERSYM", true),
+                DT_VERDEF => (&mut verdef, "DT_VERDEF", true),
+                _ => continue,
+            };
+            *slot = Some(if address {
+                to_offset(val, what)?
+            } else {
+                to_usize(val, what)?
+            });
         }
 
         let symtab = symtab.ok_or(ElfError::MissingDynamicEntry("DT_SYMTAB"))?;
@@ -422,10 +438,12 @@ impl<'a, F: Form> Image<'a, F> {
         self.verdef.is_some()
     }
 
-    /// `DT_HASH` words are 32-bit, except on 64-bit s390 where they are 64-bit.
+    /// `DT_HASH` words are 32-bit, except on 64-bit s390 where they are 64-bit. Known at
+    /// compile time for the [`Native`] form, whose machine is.
     #[inline(always)]
     fn sysv_word(&self) -> usize {
-        if self.header.machine == EM_S390 && self.header.class() == ElfClass::Elf64 {
+        let machine = self.header.form.machine().unwrap_or(self.header.machine);
+        if machine == EM_S390 && self.header.class() == ElfClass::Elf64 {
             8
         } else {
             4

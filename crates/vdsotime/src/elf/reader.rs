@@ -21,6 +21,9 @@ pub(crate) trait Form: Copy + core::fmt::Debug {
     fn of(class: ElfClass, endian: Endian, machine: u16) -> Option<Self>;
     fn class(self) -> ElfClass;
     fn endian(self) -> Endian;
+    /// The `e_machine` this form reads, where it is fixed at compile time (it then equals
+    /// the header's: [`Form::of`] refuses any other); `None` where it is the header's.
+    fn machine(self) -> Option<u16>;
 }
 
 /// Whatever class and byte order the image has: read at run time.
@@ -43,6 +46,10 @@ impl Form for Any {
 
     fn endian(self) -> Endian {
         self.endian
+    }
+
+    fn machine(self) -> Option<u16> {
+        None
     }
 }
 
@@ -85,6 +92,11 @@ impl Form for Native {
     #[inline(always)]
     fn endian(self) -> Endian {
         Native::ENDIAN
+    }
+
+    #[inline(always)]
+    fn machine(self) -> Option<u16> {
+        Some(crate::arch::NATIVE.machine)
     }
 }
 

@@ -1,7 +1,7 @@
 //! Dynamic symbols: reading `Elf*_Sym` entries, keeping the ones a caller can use,
 //! and finding one by name and version.
 
-use super::reader::{offset, plus, Any, Form};
+use super::reader::{offset, Any, Form, Reader};
 use super::{ElfError, Image};
 
 const SHN_UNDEF: u16 = 0;
@@ -30,14 +30,19 @@ impl<'a, F: Form> Image<'a, F> {
     /// absolute or out-of-image value is no code we can call).
     #[inline(always)]
     fn entry(&self, idx: usize) -> Result<Option<(usize, usize)>, F::Error> {
-        let r = &self.r;
         let sym = offset(self.symtab, idx, self.syment)?;
-        let name = r.u32(sym, "symbol")? as usize;
+        // In both classes the fields read lie in the entry's first 16 bytes, the last
+        // one ending them (ELF64's st_size, past them, is not read): one bound for them
+        // all, then reads at fixed offsets within it.
+        let r = Reader {
+            bytes: self.r.slice(sym, 16, "symbol")?,
+            form: self.r.form,
+        };
+        let name = r.u32(0, "symbol")? as usize;
         // st_info, st_shndx and st_value sit at different offsets in the two classes.
-        let field = |elf32, elf64| plus(sym, r.pick(elf32, elf64));
-        let info = r.u8(field(12, 4)?, "symbol")?;
-        let shndx = r.u16(field(14, 6)?, "symbol")?;
-        let value = r.word(field(4, 8)?, "symbol")?;
+        let info = r.u8(r.pick(12, 4), "symbol")?;
+        let shndx = r.u16(r.pick(14, 6), "symbol")?;
+        let value = r.word(r.pick(4, 8), "symbol")?;
         let (bind, kind) = (info >> 4, info & 0xf);
         if shndx == SHN_UNDEF
             || !matches!(kind, STT_FUNC | STT_NOTYPE)

@@ -2,7 +2,7 @@
 //! the index. Images without them (some synthetic vDSOs) have unversioned symbols, and
 //! a lookup that asks for a version accepts those, as the dynamic linker does.
 
-use super::reader::{offset, plus, Form};
+use super::reader::{offset, plus, Form, Reader};
 use super::{ElfError, Image};
 
 /// `VER_FLG_BASE`: the verdef naming the file itself, not a version.
@@ -26,15 +26,19 @@ impl<'a, F: Form> Image<'a, F> {
         }
         for _ in 0..MAX_VERDEFS {
             // Elf{32,64}_Verdef: vd_flags at 2, vd_ndx at 4, vd_aux at 12, vd_next at 16,
-            // the last two relative to the entry itself.
-            let field = |at| plus(def, at);
-            let flags = r.u16(field(2)?, "DT_VERDEF")?;
-            let vd_ndx = r.u16(field(4)?, "DT_VERDEF")?;
+            // the last two relative to the entry itself. Its first 16 bytes are read either
+            // way (vd_aux if it matches, vd_next past them if not): one bound for them.
+            let head = Reader {
+                bytes: r.slice(def, 16, "DT_VERDEF")?,
+                form: r.form,
+            };
+            let flags = head.u16(2, "DT_VERDEF")?;
+            let vd_ndx = head.u16(4, "DT_VERDEF")?;
             if flags & VER_FLG_BASE == 0 && vd_ndx & 0x7fff == ndx {
-                let aux = plus(def, r.u32(field(12)?, "DT_VERDEF")? as usize)?;
+                let aux = plus(def, head.u32(12, "DT_VERDEF")? as usize)?;
                 return Ok(Some(r.u32(aux, "verdaux")? as usize));
             }
-            let next = r.u32(field(16)?, "DT_VERDEF")? as usize;
+            let next = r.u32(plus(def, 16)?, "DT_VERDEF")? as usize;
             if next == 0 {
                 break;
             }

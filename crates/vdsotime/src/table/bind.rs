@@ -104,6 +104,7 @@ macro_rules! direct {
 }
 
 /// `clock_gettime`: the time64 symbol, else (on 32-bit targets, widened) the time32 one.
+#[inline]
 pub(crate) fn clock_gettime(v: Option<&NativeImage<'static>>) -> Binding<ClockFn> {
     let t = arch::NATIVE;
     if let Some(f) = time64(v, t.clock_gettime64, t.clock_gettime) {
@@ -119,6 +120,7 @@ pub(crate) fn clock_gettime(v: Option<&NativeImage<'static>>) -> Binding<ClockFn
 }
 
 /// `clock_getres`, chosen as `clock_gettime` is.
+#[inline]
 pub(crate) fn clock_getres(v: Option<&NativeImage<'static>>) -> Binding<ClockFn> {
     let t = arch::NATIVE;
     if let Some(f) = time64(v, t.clock_getres64, t.clock_getres) {
@@ -134,6 +136,7 @@ pub(crate) fn clock_getres(v: Option<&NativeImage<'static>>) -> Binding<ClockFn>
 }
 
 /// `gettimeofday` (widened from time32 on 32-bit targets).
+#[inline]
 pub(crate) fn gettimeofday(v: Option<&NativeImage<'static>>) -> Binding<TodFn> {
     match find(v, arch::NATIVE.gettimeofday) {
         #[cfg(target_pointer_width = "64")]
@@ -147,6 +150,7 @@ pub(crate) fn gettimeofday(v: Option<&NativeImage<'static>>) -> Binding<TodFn> {
 /// `time` is the coarse wall clock's seconds: where the vDSO has no 64-bit `time`,
 /// its coarse clock answers in a few ns (through the `clock_gettime` entry), far faster
 /// than the syscall.
+#[inline]
 pub(crate) fn time(v: Option<&NativeImage<'static>>) -> Binding<TimeFn> {
     let own = if cfg!(target_pointer_width = "64") {
         find(v, arch::NATIVE.time)
@@ -167,6 +171,7 @@ pub(crate) fn time(v: Option<&NativeImage<'static>>) -> Binding<TimeFn> {
 }
 
 /// `getcpu` (the caller reads glibc's rseq area first, where there is one).
+#[inline]
 pub(crate) fn getcpu(v: Option<&NativeImage<'static>>) -> Binding<CpuFn> {
     match find(v, arch::NATIVE.getcpu) {
         Some(f) => direct!(f, CpuFn, shim::getcpu),

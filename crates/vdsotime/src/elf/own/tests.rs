@@ -212,6 +212,7 @@ fn moved_to_end(bytes: &[u8], tag: u64, at: usize, len: usize) -> Vec<u8> {
     image
         .header
         .each_phdr(&r, |p_type, ph| {
+            let ph = ph.bytes.as_ptr() as usize - r.bytes.as_ptr() as usize;
             if p_type == 1 && first {
                 first = false;
                 put(&mut out, ph + r.pick(16, 32), grown);
