@@ -96,19 +96,22 @@ mod tests {
         let own = [0u8; 64];
         assert!(readable(own.as_ptr() as usize, own.len()), "this stack");
 
-        let layout = std::alloc::Layout::from_size_align(2 * PAGE, PAGE).unwrap();
+        // mprotect works in the system's pages: 64 KiB on some powerpc64 and aarch64
+        // kernels (AT_PAGESZ).
+        let page = crate::auxv::lookup(6).unwrap_or(PAGE);
+        let layout = std::alloc::Layout::from_size_align(2 * page, page).unwrap();
         // SAFETY: a non-zero size.
         let map = unsafe { std::alloc::alloc(layout) } as usize;
         assert_ne!(map, 0);
-        assert!(readable(map, 2 * PAGE));
+        assert!(readable(map, 2 * page));
         // SAFETY: the second page of our own allocation made unreadable, then readable
         // again before it is freed.
-        let protect = |prot| unsafe { syscall(nr::__NR_mprotect, map + PAGE, PAGE, prot, 0, 0) };
+        let protect = |prot| unsafe { syscall(nr::__NR_mprotect, map + page, page, prot, 0, 0) };
         assert_eq!(protect(0), 0);
         let (first, both, second) = (
-            readable(map, PAGE),
-            readable(map, 2 * PAGE),
-            readable(map + PAGE, 8),
+            readable(map, page),
+            readable(map, 2 * page),
+            readable(map + page, 8),
         );
         assert_eq!(protect(3), 0); // PROT_READ | PROT_WRITE
                                    // SAFETY: allocated above with `layout`.
