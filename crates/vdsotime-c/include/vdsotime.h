@@ -123,7 +123,8 @@ time_t vdsotime_time(time_t *t); /* t may be NULL */
  * (one system call that confirms it is mapped) and binds every function. Call it before
  * entering a sandbox: a seccomp allowlist whose default action kills would kill the
  * process on that first call. Afterwards the clocks the vDSO serves, gettimeofday, time
- * and getcpu make no system call of their own. Optional elsewhere; safe to call again.
+ * and getcpu (where the vDSO or glibc's rseq area answers it) make no system call of
+ * their own. Optional elsewhere; safe to call again.
  */
 void vdsotime_init(void);
 

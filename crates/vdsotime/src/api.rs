@@ -450,8 +450,8 @@ unsafe fn read_timeval(p: *const Timeval) -> Timeval {
 /// to confirm the vDSO is still mapped (docs/reliability.md names it). A seccomp allowlist
 /// whose default action kills (systemd's `SystemCallFilter=`, a hand-written filter) would
 /// kill the process on that first call. After `init`, clock_gettime and clock_getres of
-/// the clocks the vDSO serves, gettimeofday, time and getcpu make no system call of their
-/// own: a filter that allows none of them leaves them working wherever the vDSO serves
+/// the clocks the vDSO serves, gettimeofday, time and getcpu (where the vDSO or glibc's
+/// rseq area answers it) make no system call of their own: a filter that allows none of them leaves them working wherever the vDSO serves
 /// them (a clock it does not serve is a system call, as with the C library). getrandom
 /// maps its per-thread state on first use: allow `mmap` and `getrandom` for it.
 ///
