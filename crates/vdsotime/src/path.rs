@@ -83,6 +83,9 @@ impl fmt::Display for Path {
 /// Which path `function` takes in this process: the vDSO symbol it is bound to, the rseq
 /// area, or the system call. Binds the function first if no call has yet.
 ///
+/// Each answer confirms that the vDSO is still mapped, with one system call, as a first
+/// call does: in a program that enters a seccomp sandbox, ask before entering it.
+///
 /// # Fallback
 ///
 /// Where the vDSO cannot be used, the answer is [`Path::Syscall`],
