@@ -184,10 +184,12 @@ pub fn getcpu() -> Result<(u32, u32), Errno> {
     if let Some(pair) = crate::rseq::cpu_and_node() {
         return Ok(pair);
     }
-    if crate::rseq::looked_up_now() {
-        if let Some(pair) = crate::rseq::cpu_and_node() {
-            return Ok(pair);
-        }
+    // Once more: the area was looked for only now, or a migration raced the read (the
+    // next read sees the new CPU), which would otherwise cost a system call where the
+    // vDSO has no getcpu.
+    crate::rseq::looked_up_now();
+    if let Some(pair) = crate::rseq::cpu_and_node() {
+        return Ok(pair);
     }
     let (mut cpu, mut node) = (0u32, 0u32);
     // SAFETY: both outputs are writable; the cache argument is unused by every kernel.
@@ -451,8 +453,10 @@ unsafe fn read_timeval(p: *const Timeval) -> Timeval {
 /// whose default action kills (systemd's `SystemCallFilter=`, a hand-written filter) would
 /// kill the process on that first call. After `init`, clock_gettime and clock_getres of
 /// the clocks the vDSO serves, gettimeofday, time and getcpu (where the vDSO or glibc's
-/// rseq area answers it) make no system call of their own: a filter that allows none of them leaves them working wherever the vDSO serves
-/// them (a clock it does not serve is a system call, as with the C library). getrandom
+/// rseq area answers it) make no system call of their own: a filter that allows none of
+/// them leaves them working wherever the vDSO serves them (a clock it does not serve is a
+/// system call, as with the C library). [`crate::path`] and [`crate::vdso`] confirm the
+/// vDSO is still mapped at each call: ask them before entering the sandbox. getrandom
 /// maps its per-thread state on first use: allow `mmap` and `getrandom` for it.
 ///
 /// ```

@@ -49,7 +49,7 @@ impl Errno {
     /// # Example
     ///
     /// ```
-    /// assert_eq!(vdsotime::Errno::from_raw(22), vdsotime::Errno::EINVAL); // x86, Arm, RISC-V
+    /// assert_eq!(vdsotime::Errno::from_raw(22), vdsotime::Errno::EINVAL); // on every architecture
     /// ```
     pub const fn from_raw(raw: i32) -> Errno {
         Errno(raw)

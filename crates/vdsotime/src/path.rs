@@ -57,7 +57,7 @@ impl Path {
     /// use vdsotime::{path, ClockId, Function, Path};
     /// assert!(!Path::Syscall.is_vdso());
     /// // A CPU-time clock always ends in the kernel, whatever its entry point.
-    /// println!("{}", path(Function::ClockGettime(ClockId::PROCESS_CPUTIME_ID)));
+    /// assert!(!path(Function::ClockGettime(ClockId::PROCESS_CPUTIME_ID)).is_vdso());
     /// ```
     pub const fn is_vdso(&self) -> bool {
         !matches!(self, Path::Syscall)
@@ -80,8 +80,9 @@ impl fmt::Display for Path {
     }
 }
 
-/// Which path `function` takes in this process: the vDSO symbol it is bound to, the rseq
-/// area, or the system call. Binds the function first if no call has yet.
+/// Which path `function` takes in this process: the vDSO symbol, the rseq area, or the
+/// system call. The answer is worked out afresh from the vDSO as it is now, by the rules
+/// a first call binds by, so it is what a call bound now takes.
 ///
 /// Each answer confirms that the vDSO is still mapped, with one system call, as a first
 /// call does: in a program that enters a seccomp sandbox, ask before entering it.

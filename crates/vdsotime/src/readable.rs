@@ -98,7 +98,7 @@ mod tests {
 
         // mprotect works in the system's pages: 64 KiB on some powerpc64 and aarch64
         // kernels (AT_PAGESZ).
-        let page = crate::auxv::lookup(6).unwrap_or(PAGE);
+        let page = crate::auxv::lookup(crate::auxv::AT_PAGESZ).unwrap_or(PAGE);
         let layout = std::alloc::Layout::from_size_align(2 * page, page).unwrap();
         // SAFETY: a non-zero size.
         let map = unsafe { std::alloc::alloc(layout) } as usize;

@@ -185,6 +185,8 @@ fn instant_and_durations_follow_monotonic() {
     );
 }
 
+/// The conversion to `SystemTime` exists only with the `std` feature.
+#[cfg(feature = "std")]
 #[test]
 fn system_time_conversion_agrees_with_std() {
     let before = std::time::SystemTime::now();

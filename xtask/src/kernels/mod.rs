@@ -65,15 +65,14 @@ options:
   --require-all    exit non-zero when a machine is UNAVAILABLE, not only on FAIL
   --optional NAME  with --require-all, accept that machine being UNAVAILABLE (repeatable)
   --skip NAME      skip tests matching NAME inside the machines (repeatable)
-  --scenario NAME  boot only that scenario of each machine (repeatable; see --list's
-                   boots), e.g. --target x86_64-trixie --scenario hpet
   --timeout SECS   limit for each test binary inside a machine (default 600)
   --jobs N         machines booted at once (default 1)
   --doctor-table FILE
                    write the doctor verdicts as a Markdown table between FILE's
                    <!-- scenarios:begin --> and <!-- scenarios:end --> lines
   --scenario NAME  only the boots of that name (default, hpet, acpi_pm, tsc-unstable,
-                   vdso-off; repeatable); the machines without it are left out
+                   vdso-off; repeatable; see --list's boots); the machines without it are
+                   left out, e.g. --target x86_64-trixie --scenario hpet
   --repeat N       boot the chosen machines N times (to find races and flaky tests): each
                    run's report, then per boot its PASS count, times and each failure
   --list           print the machines (each with its kernel's suites, in order of

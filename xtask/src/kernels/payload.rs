@@ -5,7 +5,7 @@
 //!
 //! The budget: every test binary gets `--timeout` seconds, and the tests named in [`HEAVY`]
 //! are skipped inside the machines, visibly (a `SKIP` line with the reason): each takes
-//! minutes under TCG and runs natively and under QEMU user mode in CI anyway. So are the
+//! minutes under TCG and runs natively (on every architecture's images) in CI anyway. So are the
 //! bulk getrandom tests ([`SYSCALL_BULK`]) where the kernel's vDSO has no getrandom: there
 //! they would only test the system call again, for minutes (s390x). [`TOO_SLOW_UNDER_TCG`]
 //! names what one architecture's machines skip because TCG makes it take most of a
@@ -27,13 +27,11 @@ pub const HEAVY: &[&str] = &[
     "random_mutations",
     "every_truncation_of_the_real_images",
     "random_garbage_is_rejected",
-    "truncated_tables_are_refused_inside_every_table",
-    "a_mutated_image_never_panics_and_is_refused_by_both_readers_alike",
 ];
 const HEAVY_WHY: &str = "parser-only bulk tests (3 and 2 min for mutation and badinput on \
-    aarch64 under TCG, 2 min for the unit tests' truncations and mutations on x86_64); they \
-    read bytes, not the kernel, run natively and in `cargo xtask cross`, and each kernel's \
-    vDSO image joins tests/fixtures/kernels";
+    aarch64 under TCG); they read bytes, not the kernel, run natively on every \
+    architecture's images (and `cargo xtask cross` runs them on each architecture), and each \
+    kernel's vDSO image joins tests/fixtures/kernels";
 
 /// The bulk getrandom tests, skipped where the kernel's vDSO has no getrandom (and run,
 /// like every getrandom test, where it has: see `show::getrandom_failures`).
@@ -71,10 +69,12 @@ pub const TOO_SLOW_UNDER_TCG: &[(&str, &[&str], &str)] = &[
         &[
             "a_request_past_the_kernels_limit_is_cut_where_the_kernel_cuts",
             "no_repeated_block_and_uniform_bytes",
+            "truncated_tables_are_refused_inside_every_table",
+            "a_mutated_image_never_panics_and_is_refused_by_both_readers_alike",
         ],
-        "the 2 GiB request each way and the 2 x 10^6 draws took 200-440 s and 115 s of an \
-         x86_64 machine's 590-850 s under TCG; both run natively on x86_64 (the tests step), \
-         through the same vDSO code on real hardware",
+        "the 2 GiB getrandom request each way, the 2 x 10^6 draws and the first-call reader's \
+         truncations and mutations took most of an x86_64 machine's 590-850 s under TCG; all \
+         run natively on x86_64, the vDSO's getrandom on real hardware",
     ),
 ];
 
@@ -445,18 +445,25 @@ mod tests {
         }));
         // The names are the tests' own, and `--skip` (a substring match, in every test
         // binary) matches no other function.
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/vdsotime/tests");
+        let core = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/vdsotime");
+        let mut dirs = vec![core.join("tests"), core.join("src")];
         let mut functions: Vec<String> = Vec::new();
-        for entry in std::fs::read_dir(dir).unwrap().flatten() {
-            let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
-            for rest in text.split("fn ").skip(1) {
-                functions.push(rest.split(['(', '<']).next().unwrap().trim().to_string());
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                if entry.path().is_dir() {
+                    dirs.push(entry.path());
+                    continue;
+                }
+                let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+                for rest in text.split("fn ").skip(1) {
+                    functions.push(rest.split(['(', '<']).next().unwrap().trim().to_string());
+                }
             }
         }
         let slow = TOO_SLOW_UNDER_TCG
             .iter()
             .flat_map(|(_, tests, _)| tests.iter());
-        for name in SYSCALL_BULK.iter().chain(slow) {
+        for name in HEAVY.iter().chain(SYSCALL_BULK).chain(slow) {
             let matched: Vec<&String> = functions.iter().filter(|f| f.contains(name)).collect();
             assert_eq!(matched, [name], "{name}");
         }

@@ -16,7 +16,8 @@ const HEAD: &str = "# HELP vdsotime_doctor_info ";
 /// comment that names a saved profile, when one was judged), and a last line that ends.
 fn whole(text: &str) -> bool {
     let body = text
-        .strip_prefix("# doctor: ")
+        .strip_prefix("# ")
+        .and_then(|rest| rest.strip_prefix(super::HEADER_START))
         .and_then(|rest| rest.split_once('\n'))
         .map_or(text, |(_, body)| body);
     body.starts_with(HEAD) && text.ends_with('\n')

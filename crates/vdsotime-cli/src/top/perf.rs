@@ -4,8 +4,11 @@
 //! ride along so a process that starts and ends between two reads keeps its name.
 //!
 //! With `--pid`, the filter also names that process's threads (`common_pid` is a thread
-//! id), renewed at each read: other processes' calls then never reach the buffers, so a
-//! flood elsewhere on the host cannot crowd the watched process's samples out.
+//! id), up to [`MAX_FILTERED_THREADS`]: other processes' calls then never reach the
+//! buffers, so a flood elsewhere on the host cannot crowd the watched process's samples
+//! out. The kernel sets an event's filter once (a second `PERF_EVENT_IOC_SET_FILTER` is
+//! refused with `EEXIST`), so when the process's threads change, the events are opened
+//! again with the new filter and swapped in, CPU by CPU.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -14,19 +17,23 @@ use crate::top::tracefs::{SysEnter, TraceError};
 const PERF_TYPE_TRACEPOINT: u32 = 2;
 const PERF_SAMPLE_TID: u64 = 1 << 1;
 const PERF_SAMPLE_RAW: u64 = 1 << 10;
-/// attr flag bits: comm, comm_exec.
+/// attr flag bits: disabled, comm, comm_exec.
+const FLAG_DISABLED: u64 = 1;
 const FLAG_COMM: u64 = 1 << 9;
 const FLAG_COMM_EXEC: u64 = 1 << 24;
 const PERF_RECORD_LOST: u32 = 2;
 const PERF_RECORD_COMM: u32 = 3;
 const PERF_RECORD_SAMPLE: u32 = 9;
-/// Data pages of each ring buffer (a power of two): 2 MiB, about 25,000 samples.
+/// Data pages of each ring buffer (a power of two): 2 MiB, about 23,000 samples of 88
+/// bytes (x86_64's `sys_enter` record with its header).
 const DATA_PAGES: usize = 512;
 /// How often the buffers are read: a process making a million calls a second fills
-/// about a twentieth of a buffer in that time.
+/// about two fifths of a buffer in that time, so a read may come late by about as much
+/// again before samples are lost.
 pub const READ_EVERY: std::time::Duration = std::time::Duration::from_millis(10);
 /// The kernel copies at most a page of filter text; past this many threads the filter
-/// names none and the process's calls are picked out here instead.
+/// names none (every process's time calls reach the buffers, as without `--pid`) and the
+/// process's calls are picked out here instead.
 const MAX_FILTERED_THREADS: usize = 100;
 
 /// `struct perf_event_attr` up to `PERF_ATTR_SIZE_VER5` (112 bytes).
@@ -125,7 +132,25 @@ fn threads_of(pid: u32) -> Vec<u32> {
     tids
 }
 
-/// Sets `filter` on the event `fd`.
+/// `_IOC_NONE` in an ioctl number's direction bits: 1 from bit 29 on powerpc and mips,
+/// 0 elsewhere, read off `BLKFLSBUF`, which is `_IO(0x12, 97)`.
+const IO_NONE: u32 = linux_raw_sys::ioctl::BLKFLSBUF - 0x1261;
+/// `_IO('$', 0)` and `_IO('$', 1)`.
+const PERF_EVENT_IOC_ENABLE: u32 = IO_NONE | 0x2400;
+const PERF_EVENT_IOC_DISABLE: u32 = IO_NONE | 0x2401;
+
+/// Turns the event `fd` on or off (which cannot fail on an event this process opened).
+fn switch(fd: &OwnedFd, on: bool) {
+    let request = if on {
+        PERF_EVENT_IOC_ENABLE
+    } else {
+        PERF_EVENT_IOC_DISABLE
+    };
+    // SAFETY: an ioctl without an argument on an event this process opened.
+    unsafe { libc::ioctl(fd.as_raw_fd(), request as _, 0) };
+}
+
+/// Sets `filter` on the event `fd` (once: the kernel refuses a second filter).
 fn set_filter(fd: &OwnedFd, filter: &str) -> Result<(), TraceError> {
     let filter = std::ffi::CString::new(filter)
         .map_err(|_| TraceError::Missing("a filter with a NUL byte".into()))?;
@@ -150,14 +175,16 @@ fn denied(what: &str, e: &std::io::Error) -> TraceError {
     TraceError::Denied(format!("{what}: {e}"))
 }
 
-fn open_cpu(cpu: i32, layout: &SysEnter, filter: &str) -> Result<Ring, TraceError> {
+/// Opens the event on `cpu` with `filter`, and its ring buffer; `disabled`: it samples
+/// nothing until [`switch`]ed on.
+fn open_cpu(cpu: i32, layout: &SysEnter, filter: &str, disabled: bool) -> Result<Ring, TraceError> {
     let attr = Attr {
         kind: PERF_TYPE_TRACEPOINT,
         size: std::mem::size_of::<Attr>() as u32,
         config: layout.id,
         sample_period: 1,
         sample_type: PERF_SAMPLE_TID | PERF_SAMPLE_RAW,
-        flags: FLAG_COMM | FLAG_COMM_EXEC,
+        flags: FLAG_COMM | FLAG_COMM_EXEC | if disabled { FLAG_DISABLED } else { 0 },
         // No wake-up per sample (an irq_work each): the buffers are read on a timer.
         wakeup_events: 0,
         ..Attr::default()
@@ -238,14 +265,7 @@ impl Tracer {
     ) -> Result<Tracer, TraceError> {
         let only = only.map(|pid| (pid, threads_of(pid)));
         let threads = only.as_ref().map_or(&[][..], |(_, t)| t.as_slice());
-        let text = filter(numbers, threads);
-        let rings = online_cpus()
-            .into_iter()
-            .map(|cpu| open_cpu(cpu, &layout, &text))
-            .collect::<Result<Vec<_>, _>>()?;
-        if rings.is_empty() {
-            return Err(TraceError::Missing("no online CPU listed".into()));
-        }
+        let rings = open_all(&layout, &filter(numbers, threads), false)?;
         Ok(Tracer {
             rings,
             layout,
@@ -254,10 +274,13 @@ impl Tracer {
         })
     }
 
-    /// With `--pid`, names the threads the process has now in the filter, when they
-    /// changed. A refused filter keeps the previous one; the tally still picks the
-    /// process's calls out, so at worst a new thread's calls are missed until the next read.
-    fn follow_threads(&mut self) {
+    /// With `--pid`, when the process's threads changed since the filter was set: opens
+    /// the events again, off, with a filter naming the threads it has now, then on each
+    /// CPU turns the old event off and the new one on, and reads what the old one holds
+    /// into `out`. A call made between those two switches (microseconds) is not counted.
+    /// If the new events cannot be opened, the old ones stay: the new threads' calls are
+    /// then missed until a later read succeeds.
+    fn follow_threads(&mut self, out: &mut Vec<Event>) {
         let Some((pid, named)) = &mut self.only else {
             return;
         };
@@ -269,19 +292,40 @@ impl Tracer {
         if now == *named {
             return;
         }
-        let text = filter(&self.numbers, &now);
-        if self.rings.iter().all(|r| set_filter(&r.fd, &text).is_ok()) {
-            *named = now;
+        let Ok(fresh) = open_all(&self.layout, &filter(&self.numbers, &now), true) else {
+            return;
+        };
+        if fresh.len() != self.rings.len() {
+            return; // a CPU came or went: the next read tries again
         }
+        for (old, new) in self.rings.iter().zip(&fresh) {
+            switch(&old.fd, false);
+            switch(&new.fd, true);
+            old.drain(&self.layout, out);
+        }
+        self.rings = fresh;
+        *named = now;
     }
 
     /// Takes every record written since the last call, in each CPU's order.
     pub fn drain(&mut self, out: &mut Vec<Event>) {
-        self.follow_threads();
+        self.follow_threads(out);
         for r in &self.rings {
             r.drain(&self.layout, out);
         }
     }
+}
+
+/// The event on every online CPU, each with `filter`.
+fn open_all(layout: &SysEnter, filter: &str, disabled: bool) -> Result<Vec<Ring>, TraceError> {
+    let rings = online_cpus()
+        .into_iter()
+        .map(|cpu| open_cpu(cpu, layout, filter, disabled))
+        .collect::<Result<Vec<_>, _>>()?;
+    if rings.is_empty() {
+        return Err(TraceError::Missing("no online CPU listed".into()));
+    }
+    Ok(rings)
 }
 
 fn u32_at(b: &[u8], at: usize) -> Option<u32> {
@@ -340,24 +384,30 @@ impl Ring {
         };
         let head = head_ptr.load(std::sync::atomic::Ordering::Acquire);
         let mut tail = tail_ptr.load(std::sync::atomic::Ordering::Relaxed);
-        // SAFETY: the data area follows the metadata page and is `size` bytes long.
-        let data = unsafe { std::slice::from_raw_parts(self.base.add(self.page), size) };
+        // The data area follows the metadata page and is `size` bytes long. Only the bytes
+        // between tail and head are read: the buffer is mapped writable, so the kernel
+        // does not overwrite them before data_tail moves past them (it drops samples
+        // instead), while it may be writing the rest of the area.
+        let data = self.base.wrapping_add(self.page);
+        // SAFETY: `i < size`, inside the data area, within [tail, head) (see above).
+        let byte = |i: usize| unsafe { data.add(i % size).read() };
         let mut wrapped = Vec::new();
         while tail < head {
             let at = (tail % size as u64) as usize;
-            let byte = |i: usize| data[(at + i) % size];
-            let len = usize::from(u16::from_ne_bytes([byte(6), byte(7)]));
-            if len < 8 {
+            let len = usize::from(u16::from_ne_bytes([byte(at + 6), byte(at + 7)]));
+            let unread = usize::try_from(head - tail).unwrap_or(usize::MAX);
+            if len < 8 || len > unread {
                 break;
             }
             // A record is read where it lies, unless it wraps around the buffer's end.
-            let record = match data.get(at..at + len) {
-                Some(r) => r,
-                None => {
-                    wrapped.clear();
-                    wrapped.extend((0..len).map(byte));
-                    &wrapped[..]
-                }
+            let record = if at + len <= size {
+                // SAFETY: `len` bytes from `at`, inside the data area and within
+                // [tail, head), which the kernel does not write until tail moves.
+                unsafe { std::slice::from_raw_parts(data.add(at), len) }
+            } else {
+                wrapped.clear();
+                wrapped.extend((0..len).map(|i| byte(at + i)));
+                &wrapped[..]
             };
             if let Some(e) = parse(record, layout) {
                 out.push(e);
@@ -406,49 +456,125 @@ mod tests {
         assert_eq!(parse(&rec[..20], &LAYOUT), None, "a cut record is refused");
     }
 
+    /// The tracepoint's layout and the time calls' numbers, or why `test` cannot trace.
+    fn tracing(test: &str) -> Option<(SysEnter, Vec<i64>)> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            crate::skip::skip(test, "perf", "not root: perf_event_open needs it");
+            return None;
+        }
+        match crate::top::tracefs::locate().and_then(|d| crate::top::tracefs::sys_enter(&d)) {
+            Ok(l) => Some((l, crate::top::syscalls::numbers())),
+            Err(e) => {
+                crate::skip::skip(test, "perf", format!("{e:?}"));
+                None
+            }
+        }
+    }
+
+    /// `Tracer::open`, or a SKIP line when this root may not trace (no `CAP_PERFMON`).
+    fn open(test: &str, layout: SysEnter, numbers: &[i64], only: Option<u32>) -> Option<Tracer> {
+        match Tracer::open(layout, numbers, only) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                crate::skip::skip(test, "perf", format!("perf_event_open: {e:?}"));
+                None
+            }
+        }
+    }
+
+    /// `n` direct `clock_gettime` system calls (no vDSO).
+    fn direct_calls(n: usize) {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        for _ in 0..n {
+            // SAFETY: a valid clock id and a valid out-pointer.
+            unsafe { libc::syscall(libc::SYS_clock_gettime, libc::CLOCK_MONOTONIC, &mut ts) };
+        }
+    }
+
+    /// The calls of thread `tid` (or of every thread of process `pid`) among `events`.
+    fn calls(events: &[Event], pid: u32, tid: Option<u32>) -> usize {
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::Call { pid: p, tid: t, .. } if *p == pid && tid.is_none_or(|w| w == *t)))
+            .count()
+    }
+
     /// With `--pid`, the kernel's filter keeps every other process's calls out of the
     /// buffers: this process's own direct system calls never arrive while another process
     /// is watched, though a tracer watching everyone sees them all.
     #[test]
     fn with_a_pid_no_other_process_reaches_the_buffers() {
         const TEST: &str = "top::perf::tests::with_a_pid_no_other_process_reaches_the_buffers";
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            return crate::skip::skip(TEST, "perf", "not root: perf_event_open needs it");
-        }
-        let layout =
-            match crate::top::tracefs::locate().and_then(|d| crate::top::tracefs::sys_enter(&d)) {
-                Ok(l) => l,
-                Err(e) => return crate::skip::skip(TEST, "perf", format!("{e:?}")),
-            };
-        let numbers = crate::top::syscalls::numbers();
+        let Some((layout, numbers)) = tracing(TEST) else {
+            return;
+        };
         let mut child = std::process::Command::new("sleep")
             .arg("30")
             .spawn()
             .expect("start sleep");
-        let mut watched = Tracer::open(layout, &numbers, Some(child.id())).expect("open");
-        let mut everyone = Tracer::open(layout, &numbers, None).expect("open");
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
+        let tracers =
+            open(TEST, layout, &numbers, Some(child.id())).zip(open(TEST, layout, &numbers, None));
+        let Some((mut watched, mut everyone)) = tracers else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return;
         };
-        for _ in 0..1000 {
-            // SAFETY: a valid clock id and a valid out-pointer.
-            unsafe { libc::syscall(libc::SYS_clock_gettime, libc::CLOCK_MONOTONIC, &mut ts) };
-        }
+        direct_calls(1000);
         let (mut seen_watched, mut seen_all) = (Vec::new(), Vec::new());
         watched.drain(&mut seen_watched);
         everyone.drain(&mut seen_all);
         let _ = child.kill();
         let _ = child.wait();
         let me = std::process::id();
-        let mine = |v: &[Event]| {
-            v.iter()
-                .filter(|e| matches!(e, Event::Call { pid, .. } if *pid == me))
-                .count()
+        assert!(
+            calls(&seen_all, me, None) >= 1000,
+            "{}",
+            calls(&seen_all, me, None)
+        );
+        assert_eq!(calls(&seen_watched, me, None), 0);
+    }
+
+    /// With `--pid`, a thread the process starts after the tracer opened is counted once a
+    /// read has seen it: the events are opened again with a filter that names it (the
+    /// kernel refuses to change an event's filter).
+    #[test]
+    fn with_a_pid_a_thread_started_later_is_counted() {
+        const TEST: &str = "top::perf::tests::with_a_pid_a_thread_started_later_is_counted";
+        let Some((layout, numbers)) = tracing(TEST) else {
+            return;
         };
-        assert!(mine(&seen_all) >= 1000, "{}", mine(&seen_all));
-        assert_eq!(mine(&seen_watched), 0);
+        let me = std::process::id();
+        let Some(mut tracer) = open(TEST, layout, &numbers, Some(me)) else {
+            return;
+        };
+        let started = std::sync::Barrier::new(2);
+        let go = std::sync::Barrier::new(2);
+        let mut events = Vec::new();
+        let tid = std::thread::scope(|s| {
+            let worker = s.spawn(|| {
+                started.wait();
+                go.wait();
+                direct_calls(1000);
+                // SAFETY: gettid has no preconditions.
+                unsafe { libc::gettid() as u32 }
+            });
+            started.wait();
+            // This read sees the new thread and names it in the filter.
+            tracer.drain(&mut events);
+            go.wait();
+            worker.join().expect("the calling thread")
+        });
+        tracer.drain(&mut events);
+        let lost: u64 = events
+            .iter()
+            .map(|e| if let Event::Lost(n) = e { *n } else { 0 })
+            .sum();
+        assert_eq!(lost, 0);
+        assert_eq!(calls(&events, me, Some(tid)), 1000);
     }
 
     #[test]

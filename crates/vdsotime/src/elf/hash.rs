@@ -3,7 +3,7 @@
 //! The GNU table's Bloom filter is skipped: it only speeds up misses, and a vDSO has a
 //! dozen symbols.
 
-use super::reader::{offset, plus, Form, Reader};
+use super::reader::{offset, plus, Form};
 use super::{ElfError, Image};
 
 /// The step of the SysV ELF hash for byte `c`.
@@ -62,10 +62,7 @@ impl<F: Form> Image<'_, F> {
     fn gnu_table(&self, at: usize) -> Result<GnuTable, F::Error> {
         let r = &self.r;
         // nbuckets, symoffset and the Bloom filter's size: one bound for the three words.
-        let head = Reader {
-            bytes: r.slice(at, 12, "DT_GNU_HASH")?,
-            form: r.form,
-        };
+        let head = r.sub(at, 12, "DT_GNU_HASH")?;
         let nbuckets = head.u32(0, "DT_GNU_HASH")? as usize;
         let symoffset = head.u32(4, "DT_GNU_HASH")? as usize;
         let bloom_words = head.u32(8, "DT_GNU_HASH")? as usize;

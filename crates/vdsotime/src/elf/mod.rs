@@ -354,10 +354,10 @@ impl<'a, F: Form> Image<'a, F> {
         // Each entry is a tag word then a value word; the walk ends at DT_NULL or at the
         // first entry that is not in the bytes.
         let word = r.pick(4, 8);
+        let pair = r.pick(8, 16);
         let mut entry = dynamic;
         loop {
-            let pair = offset(0, 2, word)?;
-            let e = header.reader(r.slice(entry, pair, "dynamic table")?);
+            let e = r.sub(entry, pair, "dynamic table")?;
             let (tag, val) = (e.word(0, "dynamic table")?, e.word(word, "dynamic table")?);
             entry = plus(entry, pair)?;
             // An address is mapped to its offset as it is read, by one call for them all.

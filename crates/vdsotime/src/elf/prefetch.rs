@@ -1,25 +1,25 @@
 //! Asking for the first call's code before running it.
 //!
 //! A fresh process runs the reader in its own layout ([`super::NativeImage`]) once, to
-//! bind its first function, with none of its code in the CPU's caches. It takes no page fault (the kernel
-//! maps a program's code pages around the first one touched), but it fetches each 64-byte
-//! line of its code one after another as execution reaches it, each from the last-level
-//! cache or memory: on an AMD EPYC KVM guest under load most of the first call went to
-//! that. A prefetch of every line of those functions, issued before the reading, lets the
-//! memory system fetch them side by side; the reader then finds them in the second-level
-//! cache. What that gains, measured with its command: docs/performance.md, "The first call
-//! in a fresh process".
+//! bind its first function, with none of its code in the CPU's caches. It takes no page
+//! fault (the kernel maps a program's code pages around the first one touched), but it
+//! fetches each 64-byte line of its code one after another as execution reaches it, each
+//! from the last-level cache or memory, where most of a first call's time can go. A
+//! prefetch of every line of those functions, issued before the reading, lets the memory
+//! system fetch them side by side; the reader then finds them in the second-level cache.
+//! What that gains, measured with its command: docs/performance.md, "The first call in a
+//! fresh process".
 //!
 //! The functions are found by their addresses, so each is `#[inline(never)]`: the code
 //! that runs is the code prefetched. A prefetch is a hint: it never faults, and where
 //! this architecture has none here it does nothing.
 
 /// How much code after each function's address is asked for where the functions do not
-/// lie together: more than the largest of them (`NativeImage::lookup`, about 1.9 KiB on
-/// x86_64).
+/// lie together: more than the largest of them, `NativeImage::lookup` (the sizes, and
+/// how they were taken: docs/performance.md, "The first call in a fresh process").
 const WINDOW: usize = 2560;
-/// The largest range asked for at once: the reader's functions, about 3.5 KiB, lie
-/// together unless the linker scattered them (with the instantiations of the same code
+/// The largest range asked for at once: the reader's functions, a few KiB, lie together
+/// unless the linker scattered them (with the instantiations of the same code
 /// for the `Any` form among them, which are asked for too: only the functions' addresses
 /// are known, not where each ends).
 const SPAN: usize = 32 * 1024;
@@ -27,7 +27,7 @@ const SPAN: usize = 32 * 1024;
 /// Prefetches the code of the functions at `functions` (the reader's, each
 /// `#[inline(never)]`) into the second-level cache. Their number is fixed at compile
 /// time, so that finding the lowest and highest is a few compares, not a loop over a
-/// slice of any length (which the compiler vectorizes: about 0.9 KiB on x86_64).
+/// slice of any length (which the compiler vectorizes into more code than it saves).
 #[cold]
 #[inline(never)]
 pub(crate) fn parser<const N: usize>(functions: [usize; N]) {

@@ -132,6 +132,16 @@ impl<'a, F: Form> Reader<'a, F> {
             .ok_or(ElfError::OutOfBounds(what))
     }
 
+    /// The `len` bytes at `off`, as a reader of its own: one bound for the fields read
+    /// from it at fixed offsets.
+    #[inline(always)]
+    pub(crate) fn sub(&self, off: usize, len: usize, what: &'static str) -> Result<Self, ElfError> {
+        Ok(Reader {
+            bytes: self.slice(off, len, what)?,
+            form: self.form,
+        })
+    }
+
     #[inline(always)]
     fn array<const N: usize>(&self, off: usize, what: &'static str) -> Result<[u8; N], ElfError> {
         let mut out = [0u8; N];

@@ -1,7 +1,7 @@
 //! Dynamic symbols: reading `Elf*_Sym` entries, keeping the ones a caller can use,
 //! and finding one by name and version.
 
-use super::reader::{offset, Any, Form, Reader};
+use super::reader::{offset, Any, Form};
 use super::{ElfError, Image};
 
 const SHN_UNDEF: u16 = 0;
@@ -34,10 +34,7 @@ impl<'a, F: Form> Image<'a, F> {
         // In both classes the fields read lie in the entry's first 16 bytes, the last
         // one ending them (ELF64's st_size, past them, is not read): one bound for them
         // all, then reads at fixed offsets within it.
-        let r = Reader {
-            bytes: self.r.slice(sym, 16, "symbol")?,
-            form: self.r.form,
-        };
+        let r = self.r.sub(sym, 16, "symbol")?;
         let name = r.u32(0, "symbol")? as usize;
         // st_info, st_shndx and st_value sit at different offsets in the two classes.
         let info = r.u8(r.pick(12, 4), "symbol")?;

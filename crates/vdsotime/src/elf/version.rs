@@ -2,7 +2,7 @@
 //! the index. Images without them (some synthetic vDSOs) have unversioned symbols, and
 //! a lookup that asks for a version accepts those, as the dynamic linker does.
 
-use super::reader::{offset, plus, Form, Reader};
+use super::reader::{offset, plus, Form};
 use super::{ElfError, Image};
 
 /// `VER_FLG_BASE`: the verdef naming the file itself, not a version.
@@ -28,10 +28,7 @@ impl<'a, F: Form> Image<'a, F> {
             // Elf{32,64}_Verdef: vd_flags at 2, vd_ndx at 4, vd_aux at 12, vd_next at 16,
             // the last two relative to the entry itself. Its first 16 bytes are read either
             // way (vd_aux if it matches, vd_next past them if not): one bound for them.
-            let head = Reader {
-                bytes: r.slice(def, 16, "DT_VERDEF")?,
-                form: r.form,
-            };
+            let head = r.sub(def, 16, "DT_VERDEF")?;
             let flags = head.u16(2, "DT_VERDEF")?;
             let vd_ndx = head.u16(4, "DT_VERDEF")?;
             if flags & VER_FLG_BASE == 0 && vd_ndx & 0x7fff == ndx {

@@ -132,9 +132,7 @@ impl State {
     ///
     /// # Errors
     ///
-    /// The system call's: `EINVAL` for unknown flags, `EAGAIN` with `GRND_NONBLOCK`
-    /// before the pool is initialised, `EINTR` when a signal interrupts a blocking call,
-    /// and whatever a seccomp filter makes it return.
+    /// As [`crate::getrandom`].
     ///
     /// # Example
     ///
@@ -160,7 +158,7 @@ impl State {
     ///
     /// # Errors
     ///
-    /// As [`State::getrandom`], except `EINTR`, which is retried.
+    /// As [`crate::random::fill`].
     ///
     /// # Example
     ///
