@@ -9,6 +9,9 @@ use std::path::Path;
 
 use super::replace_file;
 
+/// How the line naming a judged profile starts (after `# ` in a metrics document).
+pub const HEADER_START: &str = "doctor: ";
+
 /// The first bytes of every document `doctor --format prometheus` writes.
 const HEAD: &str = "# HELP vdsotime_doctor_info ";
 
@@ -17,7 +20,7 @@ const HEAD: &str = "# HELP vdsotime_doctor_info ";
 fn whole(text: &str) -> bool {
     let body = text
         .strip_prefix("# ")
-        .and_then(|rest| rest.strip_prefix(super::HEADER_START))
+        .and_then(|rest| rest.strip_prefix(HEADER_START))
         .and_then(|rest| rest.split_once('\n'))
         .map_or(text, |(_, body)| body);
     body.starts_with(HEAD) && text.ends_with('\n')

@@ -131,19 +131,18 @@ impl Judged {
         }
     }
 
-    /// The line that opens the text of a saved profile's verdict ([`HEADER_START`], then
-    /// the profile); none for this machine.
+    /// The line that opens the text of a saved profile's verdict
+    /// ([`install_metrics::HEADER_START`], then the profile); none for this machine.
     pub fn header(&self) -> Option<String> {
         let file = self.file.as_deref()?;
         Some(format!(
-            "{HEADER_START}judging the saved profile {file}, taken on Linux {} ({}), not this machine: every finding below is about that machine.\n",
-            self.kernel_release, self.machine
+            "{}judging the saved profile {file}, taken on Linux {} ({}), not this machine: every finding below is about that machine.\n",
+            install_metrics::HEADER_START,
+            self.kernel_release,
+            self.machine
         ))
     }
 }
-
-/// How [`Judged::header`] starts (after `# ` in a metrics document).
-pub const HEADER_START: &str = "doctor: ";
 
 /// The `doctor --json` document.
 #[derive(Debug, Serialize)]
