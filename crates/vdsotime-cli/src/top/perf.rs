@@ -274,7 +274,7 @@ impl Tracer {
         })
     }
 
-    /// With `--pid`, when the process's threads changed since the filter was set: opens
+    /// With `--pid`, when the process has a thread the filter does not name: opens
     /// the events again, off, with a filter naming the threads it has now, then on each
     /// CPU turns the old event off and the new one on, and reads what the old one holds
     /// into `out`. A call made between those two switches (microseconds) is not counted.
@@ -289,7 +289,10 @@ impl Tracer {
         if now.is_empty() && !named.is_empty() && !crate::top::process::alive(*pid) {
             return;
         }
-        if now == *named {
+        // Only a thread the filter does not name needs new events: one that has exited
+        // costs nothing left in the filter (a reused id is another process's, which the
+        // tally drops).
+        if now.iter().all(|t| named.binary_search(t).is_ok()) {
             return;
         }
         let Ok(fresh) = open_all(&self.layout, &filter(&self.numbers, &now), true) else {
