@@ -17,6 +17,7 @@ mod judge;
 mod kernel;
 mod machines;
 mod payload;
+mod prepare;
 mod report;
 mod scenarios;
 mod schedule;
@@ -308,7 +309,7 @@ pub fn main(args: &[String]) -> ExitCode {
             &work.join("apt-kernels.log"),
         )
     });
-    let ctx = verdict::Context {
+    let ctx = prepare::Context {
         root: &root,
         work: &work,
         install: opts.install,

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use super::kernel::{Kernel, Unbootable};
 use super::machines::Machine;
-use super::verdict::{self, Booted, Context, Preparer, Ready};
+use super::prepare::{self, Context, Preparer, Ready};
+use super::verdict::{self, Booted};
 
 /// The boots prepared so far, in order, and whether the preparing is over.
 #[derive(Debug)]
@@ -39,7 +40,7 @@ pub fn build_and_boot(
     kernels: Vec<Result<Kernel, Unbootable>>,
     jobs: usize,
 ) -> (Booted, Duration) {
-    let order = verdict::boot_order(machines, kernels);
+    let order = prepare::boot_order(machines, kernels);
     let queue: Shared<(usize, Ready)> = shared();
     let results = Mutex::new(Vec::new());
     let building = std::thread::scope(|s| {

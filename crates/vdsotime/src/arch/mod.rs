@@ -89,3 +89,23 @@ pub fn for_machine(machine: u16, class: ElfClass) -> Option<&'static ArchTable> 
         .copied()
         .find(|t| t.machine == machine && t.class == class)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::elf::machine::NATIVE_MACHINE;
+
+    /// The reader of the process's own vDSO checks `e_machine` against the ELF module's
+    /// fact, and binding takes the symbols from this module's table: the two must agree.
+    #[test]
+    fn the_native_table_is_the_one_for_this_machine_and_class() {
+        let class = if core::mem::size_of::<usize>() == 8 {
+            ElfClass::Elf64
+        } else {
+            ElfClass::Elf32
+        };
+        assert_eq!(NATIVE.machine, NATIVE_MACHINE);
+        assert_eq!(NATIVE.class, class);
+        assert_eq!(for_machine(NATIVE_MACHINE, class), Some(NATIVE));
+    }
+}

@@ -2,6 +2,7 @@
 //! (`arch/*/kernel/vdso*/vdso*.lds.S`).
 
 use super::ArchTable;
+use crate::elf::machine::*;
 use crate::elf::ElfClass::{Elf32, Elf64};
 
 const NONE: ArchTable = ArchTable {
@@ -25,7 +26,7 @@ const NONE: ArchTable = ArchTable {
 /// x86-64: the whole set, including `time`, `getcpu` and (6.11+) `getrandom`.
 pub static X86_64: ArchTable = ArchTable {
     name: "x86_64",
-    machine: 62,
+    machine: EM_X86_64,
     version: "LINUX_2.6",
     clock_gettime: Some("__vdso_clock_gettime"),
     clock_getres: Some("__vdso_clock_getres"),
@@ -39,7 +40,7 @@ pub static X86_64: ArchTable = ArchTable {
 /// i386, and 32-bit processes on x86-64 kernels.
 pub static I686: ArchTable = ArchTable {
     name: "i686",
-    machine: 3,
+    machine: EM_386,
     class: Elf32,
     clock_gettime64: Some("__vdso_clock_gettime64"),
     clock_getres64: Some("__vdso_clock_getres_time64"),
@@ -50,7 +51,7 @@ pub static I686: ArchTable = ArchTable {
 /// arm64: no `time`, no `getcpu`; GNU hash only from Linux 6.11; `getrandom` from 6.12.
 pub static AARCH64: ArchTable = ArchTable {
     name: "aarch64",
-    machine: 183,
+    machine: EM_AARCH64,
     version: "LINUX_2.6.39",
     clock_gettime: Some("__kernel_clock_gettime"),
     clock_getres: Some("__kernel_clock_getres"),
@@ -62,7 +63,7 @@ pub static AARCH64: ArchTable = ArchTable {
 /// 32-bit arm, and arm64 kernels' compat vDSO.
 pub static ARM: ArchTable = ArchTable {
     name: "arm",
-    machine: 40,
+    machine: EM_ARM,
     class: Elf32,
     version: "LINUX_2.6",
     clock_gettime: Some("__vdso_clock_gettime"),
@@ -77,7 +78,7 @@ pub static ARM: ArchTable = ArchTable {
 /// RISC-V 64: `getrandom` from Linux 6.16.
 pub static RISCV64: ArchTable = ArchTable {
     name: "riscv64",
-    machine: 243,
+    machine: EM_RISCV,
     version: "LINUX_4.15",
     clock_gettime: Some("__vdso_clock_gettime"),
     clock_getres: Some("__vdso_clock_getres"),
@@ -90,7 +91,7 @@ pub static RISCV64: ArchTable = ArchTable {
 /// 64-bit powerpc, either byte order; `getrandom` from Linux 6.12.
 pub static POWERPC64: ArchTable = ArchTable {
     name: "powerpc64",
-    machine: 21,
+    machine: EM_PPC64,
     version: "LINUX_2.6.15",
     clock_gettime: Some("__kernel_clock_gettime"),
     clock_getres: Some("__kernel_clock_getres"),
@@ -106,7 +107,7 @@ pub static POWERPC64: ArchTable = ArchTable {
 /// every 32-bit target).
 pub static POWERPC: ArchTable = ArchTable {
     name: "powerpc",
-    machine: 20,
+    machine: EM_PPC,
     class: Elf32,
     clock_gettime64: Some("__kernel_clock_gettime64"),
     clock_getres64: Some("__kernel_clock_getres_time64"),
@@ -117,7 +118,7 @@ pub static POWERPC: ArchTable = ArchTable {
 /// s390x: `DT_HASH` with 64-bit words; `getrandom` from Linux 6.12.
 pub static S390X: ArchTable = ArchTable {
     name: "s390x",
-    machine: 22,
+    machine: EM_S390,
     version: "LINUX_2.6.29",
     clock_gettime: Some("__kernel_clock_gettime"),
     clock_getres: Some("__kernel_clock_getres"),
@@ -130,7 +131,7 @@ pub static S390X: ArchTable = ArchTable {
 /// LoongArch 64: `getrandom` from Linux 6.12.
 pub static LOONGARCH64: ArchTable = ArchTable {
     name: "loongarch64",
-    machine: 258,
+    machine: EM_LOONGARCH,
     version: "LINUX_5.10",
     clock_gettime: Some("__vdso_clock_gettime"),
     clock_getres: Some("__vdso_clock_getres"),
@@ -143,7 +144,7 @@ pub static LOONGARCH64: ArchTable = ArchTable {
 /// MIPS n64.
 pub static MIPS64: ArchTable = ArchTable {
     name: "mips64",
-    machine: 8,
+    machine: EM_MIPS,
     version: "LINUX_2.6",
     clock_gettime: Some("__vdso_clock_gettime"),
     clock_getres: Some("__vdso_clock_getres"),

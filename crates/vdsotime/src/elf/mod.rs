@@ -20,6 +20,7 @@
 #![deny(clippy::arithmetic_side_effects)]
 
 mod hash;
+pub mod machine;
 mod own;
 pub(crate) mod prefetch;
 mod reader;

@@ -8,6 +8,7 @@
 //! fixes them at compile time to this process's, so that the reads of a process's own
 //! image compile to plain loads, with no branch on either.
 
+use super::machine::NATIVE_MACHINE;
 use super::{ElfClass, ElfError, Endian};
 
 /// The class and byte order an image is read in, and what a refusal says.
@@ -76,11 +77,7 @@ impl Form for Native {
 
     #[inline(always)]
     fn of(class: ElfClass, endian: Endian, machine: u16) -> Option<Native> {
-        let native = crate::arch::NATIVE;
-        (class == Native::CLASS
-            && class == native.class
-            && endian == Native::ENDIAN
-            && machine == native.machine)
+        (class == Native::CLASS && endian == Native::ENDIAN && machine == NATIVE_MACHINE)
             .then_some(Native)
     }
 
@@ -96,7 +93,7 @@ impl Form for Native {
 
     #[inline(always)]
     fn machine(self) -> Option<u16> {
-        Some(crate::arch::NATIVE.machine)
+        Some(NATIVE_MACHINE)
     }
 }
 
