@@ -54,7 +54,8 @@ fn setting<'a>(toml: &'a str, key: &str) -> Option<&'a str> {
         .map(str::trim)
 }
 
-/// The README's custom backend of the getrandom crate is `examples/getrandom-backend`,
+/// The README's custom backend of the getrandom crate (and the `random` module's rustdoc's)
+/// is `examples/getrandom-backend`,
 /// which `examples.rs` builds with that cfg and runs: the same dependencies (a path
 /// dependency to the same crate), the macro line of its `main.rs`, and the cfg of the
 /// command in its documentation.
@@ -99,4 +100,20 @@ fn readme_getrandom_backend_is_examples_getrandom_backend() {
         .expect("README.md: no ```sh block with the cfg");
     assert_eq!(cfg(command), cfg(&main));
     assert_eq!(cfg(command), "--cfg getrandom_backend=\"custom\"");
+
+    // The `random` module's rustdoc shows the same lines.
+    let module = std::fs::read_to_string(root.join("crates/vdsotime/src/random/mod.rs"))
+        .expect("random/mod.rs");
+    let doc: String = module
+        .lines()
+        .filter_map(|l| l.strip_prefix("//!"))
+        .map(|l| format!("{}\n", l.strip_prefix(' ').unwrap_or(l)))
+        .collect();
+    for block in [*deps, *command] {
+        assert!(
+            doc.contains(block),
+            "random/mod.rs's documentation lacks:\n{block}"
+        );
+    }
+    assert!(doc.contains(&format!("`{invocation}`")), "random/mod.rs");
 }
