@@ -8,7 +8,7 @@ pub struct Cost {
     /// The task, as `cargo xtask <task>` names it.
     pub task: &'static str,
     /// Seconds a cold run took on the 2-core CI machine (dist: with --test; kernels: every
-    /// machine; fleet: both boots).
+    /// machine; fleet: with the packages `dist` had built).
     pub seconds: u32,
     /// What it takes on disk.
     pub disk: &'static str,
@@ -43,7 +43,8 @@ pub const FLEET: Cost = Cost {
     task: "fleet",
     seconds: 513,
     disk: "the Debian 13 root under ~/.cache/vdsotime/fleet, a 3 GiB (sparse) disk image \
-           under target/fleet, and the amd64 packages when target/packages has none",
+           under target/fleet, and the amd64 packages when target/packages has none (their \
+           build, not counted in the time above, is the amd64 half of `cargo xtask dist`)",
     installs: "with apt: mmdebstrap, qemu-system-x86 and e2fsprogs, and what `cargo xtask \
                dist` installs for the amd64 packages when it must build them",
 };
