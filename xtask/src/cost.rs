@@ -42,9 +42,9 @@ pub const KERNELS: Cost = Cost {
 pub const FLEET: Cost = Cost {
     task: "fleet",
     seconds: 513,
-    disk: "the Debian 13 root under ~/.cache/vdsotime/fleet, a 3 GiB (sparse) disk image \
-           under target/fleet, and the amd64 packages when target/packages has none (their \
-           build, not counted in the time above, is the amd64 half of `cargo xtask dist`)",
+    disk: "534 MiB for the Debian 13 root under ~/.cache/vdsotime/fleet, 700 MiB under \
+           target/fleet (a sparse 3 GiB disk image), and 110 MiB to build the amd64 \
+           packages when target/packages has none (which adds about 345 s)",
     installs: "with apt: mmdebstrap, qemu-system-x86 and e2fsprogs, and what `cargo xtask \
                dist` installs for the amd64 packages when it must build them",
 };
