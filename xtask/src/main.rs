@@ -5,6 +5,7 @@
 mod apt;
 mod binfmt;
 mod cache;
+mod cost;
 mod cross;
 mod cross_c;
 mod cross_run;

@@ -130,7 +130,8 @@ fn has_debug_info(file: &Path) -> bool {
     String::from_utf8_lossy(&out.stdout).contains(".debug_info")
 }
 
-/// The test build has debug information; installed, it has none, unless --no-strip. Only
+/// The test build has debug information; installed, it has none, unless --no-strip, and the
+/// stripped preload still works. Only
 /// where the machine's strip reads the target's objects (x86 builds on this x86 machine).
 #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
 #[test]
@@ -147,6 +148,18 @@ fn installed_libraries_carry_no_debug_information() {
     ] {
         assert!(!has_debug_info(&stripped.join("lib").join(f)), "{f}");
     }
+    // Stripped, the preload still serves a program.
+    let preload = stripped.join("lib/libvdsotime_preload.so");
+    let out = run_ok(
+        Command::new("date")
+            .env("LD_PRELOAD", &preload)
+            .env("VDSOTIME_PRELOAD_DEBUG", "1"),
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("names bound here") && said.contains(&*preload.to_string_lossy()),
+        "{said}"
+    );
     let kept = dir.join("kept");
     install_from(&build_dir(), &kept, &["--no-strip"]);
     assert!(has_debug_info(&kept.join("lib/libvdsotime.so.0")));

@@ -109,7 +109,8 @@
 //! Data flows one way: [`auxv`] finds the image, [`elf`] reads it, [`Vdso`] names its
 //! symbols, [`arch`] says which ones this architecture exports, the function table
 //! binds each entry point once (one atomic pointer each, resolved on first use), and the
-//! calls at the crate root use it. Random bytes: [`getrandom`] and [`random`].
+//! calls at the crate root use it. Random bytes: [`getrandom`] and [`random`], whose page
+//! also shows how the `getrandom` crate (and `rand`) are made to draw from it.
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

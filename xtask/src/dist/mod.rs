@@ -129,6 +129,7 @@ fn move_into(debs: Vec<PathBuf>, out: &Path) -> Result<Vec<PathBuf>, String> {
 }
 
 fn run(opts: &Options, durations: &mut Vec<String>) -> Result<(), String> {
+    crate::cost::announce(&crate::cost::DIST);
     let root = toolchain::workspace_root();
     let version = version::checked(&root)?;
     println!("version {version} (Cargo.toml and debian/changelog)");

@@ -77,6 +77,7 @@ fn debs(dir: &Path, work: &Path, log: &Path) -> Result<Vec<PathBuf>, String> {
 }
 
 fn run(opts: &Options, durations: &mut Vec<String>) -> Result<judge::Checks, String> {
+    crate::cost::announce(&crate::cost::FLEET);
     let repo = toolchain::workspace_root();
     let target = toolchain::target_dir();
     let work = target.join("fleet");

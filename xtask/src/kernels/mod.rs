@@ -290,6 +290,7 @@ pub fn main(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    crate::cost::announce(&crate::cost::KERNELS);
     let started = Instant::now();
     let root = toolchain::workspace_root();
     let work = toolchain::target_dir().join("xtask-kernels");

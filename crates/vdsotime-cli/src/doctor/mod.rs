@@ -21,6 +21,7 @@ pub mod call_paths;
 pub mod classify;
 pub mod findings;
 pub mod install_metrics;
+mod no_links;
 pub mod profile;
 pub mod prometheus;
 pub mod replace_file;
@@ -88,7 +89,9 @@ pub struct DoctorArgs {
     pub metrics: Metrics,
     /// Install FILE, the metrics an unprivileged run wrote, as --output (mode 0644,
     /// owned by the caller, replaced whole) and judge nothing: the privileged step of
-    /// vdsotime-doctor.service (see /usr/share/doc/vdsotime/fleet.md).
+    /// vdsotime-doctor.service (see /usr/share/doc/vdsotime/fleet.md). Refused: a FILE
+    /// reached through a symbolic link, not a regular file, over 1 MiB, or naming a
+    /// family that is not vdsotime_.
     #[arg(long, value_name = "FILE", requires = "output", conflicts_with_all = ["profile", "json"])]
     pub install_metrics: Option<PathBuf>,
 }

@@ -14,7 +14,7 @@ use crate::fleet::{exec_start_into, exec_start_post_into};
 use crate::*;
 
 const REQUIREMENT: &str = "tmpfs-mount";
-const OLD: &str = "# HELP vdsotime_doctor_info the previous run\nvdsotime_doctor_info 1\n";
+pub const OLD: &str = "# HELP vdsotime_doctor_info the previous run\nvdsotime_doctor_info 1\n";
 
 /// Runs the unit's `ExecStart=` into `runtime`; fails unless it succeeds (0 or 2).
 fn doctor_into(runtime: &Path) {
@@ -26,7 +26,7 @@ fn doctor_into(runtime: &Path) {
 }
 
 /// Runs the unit's `ExecStartPost=` from `runtime` into `textfile`: exit code, stderr.
-fn install_into(runtime: &Path, textfile: &Path, wrap: Option<&[&str]>) -> (i32, String) {
+pub fn install_into(runtime: &Path, textfile: &Path, wrap: Option<&[&str]>) -> (i32, String) {
     let post = exec_start_post_into(runtime, textfile);
     let mut cmd = match wrap {
         Some(words) => {
@@ -38,13 +38,18 @@ fn install_into(runtime: &Path, textfile: &Path, wrap: Option<&[&str]>) -> (i32,
         }
         None => post,
     };
-    let (c, out, err) = parts(&process::output(&mut cmd, LIMIT));
+    run_post(&mut cmd, LIMIT)
+}
+
+/// Runs an `ExecStartPost=` command within `limit`: exit code, stderr (stdout is empty).
+pub fn run_post(cmd: &mut Command, limit: std::time::Duration) -> (i32, String) {
+    let (c, out, err) = parts(&process::output(cmd, limit));
     assert!(out.is_empty(), "{out}");
     (c, err)
 }
 
 /// The names in `dir`, sorted.
-fn names(dir: &Path) -> Vec<String> {
+pub fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -91,7 +96,7 @@ impl Drop for Tmpfs {
 
 /// The runtime directory with this machine's metrics in it, and an empty textfile
 /// directory beside it.
-fn dirs(name: &str) -> (PathBuf, PathBuf, PathBuf) {
+pub fn dirs(name: &str) -> (PathBuf, PathBuf, PathBuf) {
     let base = scratch(name);
     let runtime = base.join("run");
     let textfile = base.join("textfile");

@@ -11,6 +11,7 @@ mod expfmt;
 mod fleet;
 mod fleet_e2e;
 mod fleet_faults;
+mod fleet_hostile;
 mod fleet_rules;
 mod help_examples;
 mod info;

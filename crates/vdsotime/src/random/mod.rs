@@ -18,6 +18,31 @@
 //! not answer as the kernel does go straight to the system call. Where there is no
 //! usable vDSO `getrandom` (no vDSO, kernels before 6.11, 32-bit targets), everything
 //! goes through the system call.
+//!
+//! # The `getrandom` crate
+//!
+//! The `vdsotime-getrandom` crate (in this repository, `crates/vdsotime-getrandom`) is
+//! the `getrandom` crate's custom backend (0.3 and 0.4), so that `getrandom::fill`, and
+//! `rand` through it, draw from this module. In the binary's `Cargo.toml`:
+//!
+//! ```toml
+//! [dependencies]
+//! getrandom = "0.3"
+//! vdsotime-getrandom = { path = "/path/to/vdsotime/crates/vdsotime-getrandom" }
+//! ```
+//!
+//! in its `main.rs`, once: `vdsotime_getrandom::custom_backend!();`, and the build with
+//! getrandom's cfg:
+//!
+//! ```sh
+//! RUSTFLAGS='--cfg getrandom_backend="custom"' cargo build --release
+//! ```
+//!
+//! Without the cfg the macro expands to nothing and getrandom keeps its own backend. The
+//! cfg reaches every crate of the build, so set it only for the build of a binary that
+//! invokes the macro: a project-wide `.cargo/config.toml` would also reach `cargo test`,
+//! whose binaries fail to link without the macro's `__getrandom_v03_custom`. A complete
+//! project: `examples/getrandom-backend`; the details: `docs/getrandom.md`.
 
 mod entry;
 mod flags;

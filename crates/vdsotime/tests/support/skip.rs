@@ -105,6 +105,11 @@ pub const REQUIREMENTS: &[(&str, &str)] = &[
          file system",
     ),
     (
+        "mknod",
+        "mknod(2) of a device node (root): the doctor's install step against /dev/zero's own \
+         node",
+    ),
+    (
         "perf",
         "root or CAP_PERFMON: perf_event_open on the kernel's syscall tracepoints (vdsotime top)",
     ),
