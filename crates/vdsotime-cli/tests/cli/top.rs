@@ -63,8 +63,13 @@ pub fn traceable(test: &str) -> bool {
 
 /// The loop program (tests/cli/top_loop.c) built into `dir`, or `None` after a SKIP.
 pub fn build_loop(test: &str, dir: &Path) -> Option<PathBuf> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/top_loop.c");
-    let exe = dir.join("top_loop");
+    build_c(test, dir, "top_loop")
+}
+
+/// The test program tests/cli/`name`.c built into `dir`, or `None` after a SKIP.
+pub fn build_c(test: &str, dir: &Path, name: &str) -> Option<PathBuf> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/cli/{name}.c"));
+    let exe = dir.join(name);
     match Command::new("cc")
         .arg("-O2")
         .arg("-o")
