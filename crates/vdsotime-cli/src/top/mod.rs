@@ -8,9 +8,11 @@ use std::time::{Duration, Instant};
 
 use crate::output::{self, Exit};
 
+pub mod binary;
 pub mod clocks;
 pub mod host;
 pub mod live;
+pub mod object;
 pub mod perf;
 pub mod process;
 pub mod prometheus;

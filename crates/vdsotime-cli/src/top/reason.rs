@@ -112,8 +112,14 @@ pub fn judge(call: Call, clock: Option<i32>, p: &Facts, host: &Host) -> Judged {
     if let Some((tpid, tcomm)) = &p.tracer {
         return judged(Reason::Traced, format!("traced by {tcomm} (pid {tpid}): each system call also stops for the tracer; detach it, then look again for the underlying reason"));
     }
-    if p.seen && p.elf && p.interp.is_none() {
-        return judged(Reason::StaticBinary, "a static binary whose own C library code made the call: link it dynamically, or with a C library that calls the vDSO");
+    // A static program whose C library or runtime calls the vDSO looks its symbols up by
+    // name: one without the name cannot call it.
+    let static_without_vdso = p
+        .program
+        .as_ref()
+        .is_some_and(|e| e.names_the_vdso == Some(false));
+    if p.seen && static_without_vdso {
+        return judged(Reason::StaticBinary, "a static binary that never names the vDSO's functions, so its C library or runtime cannot call them: link it dynamically, or with a C library that calls the vDSO");
     }
     if !p.seen {
         return judged(
@@ -127,14 +133,18 @@ pub fn judge(call: Call, clock: Option<i32>, p: &Facts, host: &Host) -> Judged {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::top::binary::Exe;
 
     fn running() -> Facts {
         Facts {
             comm: "x".into(),
             seen: true,
             has_vdso: true,
-            elf: true,
-            interp: Some("/lib64/ld-linux-x86-64.so.2".into()),
+            program: Some(Exe {
+                class: vdsotime::ElfClass::Elf64,
+                interp: Some("/lib64/ld-linux-x86-64.so.2".into()),
+                names_the_vdso: None,
+            }),
             libc: Some(Libc::Glibc(Some((2, 41)))),
             ..Facts::default()
         }
@@ -198,11 +208,22 @@ mod tests {
             r(Call::Getrandom, None, &p, &Host::default()),
             Reason::GetrandomNoVdso
         );
-        let stat = Facts {
-            interp: None,
+        let static_exe = |names_the_vdso| Facts {
+            program: Some(Exe {
+                class: vdsotime::ElfClass::Elf64,
+                interp: None,
+                names_the_vdso: Some(names_the_vdso),
+            }),
             ..running()
         };
-        assert_eq!(r(Call::Time, None, &stat, &h), Reason::StaticBinary);
+        assert_eq!(
+            r(Call::Time, None, &static_exe(false), &h),
+            Reason::StaticBinary
+        );
+        assert_eq!(
+            r(Call::Time, None, &static_exe(true), &h),
+            Reason::DirectSyscall
+        );
         assert_eq!(
             r(Call::Time, None, &Facts::default(), &h),
             Reason::ExitedUnchecked

@@ -38,6 +38,12 @@ pub struct Row {
     pub wasted_cpu: Option<f64>,
     /// The process had exited when the row was made.
     pub exited: bool,
+    /// The C library it maps: `glibc 2.41` (the newest `GLIBC_2.N` its symbols define),
+    /// `glibc`, `musl`; `null` for none recognised.
+    pub libc: Option<String>,
+    /// The facts about the process that could not be read, each with why (and what
+    /// privilege would reveal it).
+    pub unknown: Vec<String>,
 }
 
 /// The counts of one interval.
@@ -124,6 +130,8 @@ impl Tally {
                     fix: judged.fix,
                     wasted_cpu: host.waste_ns(call.name()).map(|ns| per_second * ns * 1e-9),
                     exited: !process::alive(pid),
+                    libc: facts.libc.as_ref().map(process::Libc::label),
+                    unknown: facts.unknown.clone(),
                 }
             })
             .collect();

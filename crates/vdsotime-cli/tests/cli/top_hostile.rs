@@ -82,7 +82,8 @@ fn top_on_hostile(test: &str, mode: &str) -> Option<Value> {
     // SAFETY: a zeroed rusage is a valid out-parameter.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: a valid `who` and pointer.
-    assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) }, 0);
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    assert_eq!(rc, 0);
     let peak_kib = usage.ru_maxrss;
     assert!(
         peak_kib < MAX_RESIDENT_KIB,

@@ -22,6 +22,7 @@
 mod hash;
 mod own;
 pub(crate) mod prefetch;
+mod program;
 mod reader;
 mod symbols;
 mod version;
@@ -30,8 +31,10 @@ mod version;
 #[doc(hidden)]
 pub use own::fuzz_lookup;
 pub(crate) use own::NativeImage;
+pub use program::{Program, Span};
 pub(crate) use reader::{Any, Form, Native};
 pub use symbols::{Symbol, Symbols};
+pub use version::Versions;
 
 use core::fmt;
 use reader::{offset, plus, to_usize, Reader};
@@ -183,6 +186,16 @@ impl<F: Form> Header<F> {
     /// `F` reads this class, byte order and machine ([`ElfError::ForeignMachine`] if not).
     #[inline(never)] // prefetched by its address (the native instantiation): see `own`
     pub(crate) fn parse(bytes: &[u8]) -> Result<Header<F>, F::Error> {
+        let (header, e_type) = Self::read(bytes)?;
+        if e_type != ET_DYN {
+            return Err(ElfError::NotSharedObject(e_type).into());
+        }
+        Ok(header)
+    }
+
+    /// [`Header::parse`] for a file of any `e_type` (an executable's too), and its type.
+    #[inline(always)]
+    fn read(bytes: &[u8]) -> Result<(Header<F>, u16), F::Error> {
         let ident = bytes.get(..20).ok_or(ElfError::TooShort)?;
         if ident[..4] != *b"\x7fELF" {
             return Err(ElfError::BadMagic.into());
@@ -207,14 +220,11 @@ impl<F: Form> Header<F> {
             return Err(ElfError::BadVersion.into());
         }
         let e_type = r.u16(16, "e_type")?;
-        if e_type != ET_DYN {
-            return Err(ElfError::NotSharedObject(e_type).into());
-        }
         let field = |elf32, elf64| r.pick(elf32, elf64);
         if usize::from(r.u16(field(42, 54), "e_phentsize")?) != r.pick(32, 56) {
             return Err(ElfError::BadEntrySize("e_phentsize").into());
         }
-        Ok(Header {
+        let header = Header {
             form,
             machine,
             phoff: to_usize(r.word(field(28, 32), "e_phoff")?, "e_phoff")?,
@@ -222,7 +232,8 @@ impl<F: Form> Header<F> {
             shoff: to_usize(r.word(field(32, 40), "e_shoff")?, "e_shoff")?,
             shnum: usize::from(r.u16(field(48, 60), "e_shnum")?),
             shentsize: usize::from(r.u16(field(46, 58), "e_shentsize")?),
-        })
+        };
+        Ok((header, e_type))
     }
 
     pub(crate) fn class(&self) -> ElfClass {

@@ -8,7 +8,7 @@ pub(crate) use own::{own, publish, publish_absent};
 
 use crate::arch::{self, ArchTable};
 use crate::elf::{Any, ElfClass, ElfError, Endian, Form, Header, Image};
-use crate::elf::{Symbol, Symbols};
+use crate::elf::{Symbol, Symbols, Versions};
 use crate::readable::readable;
 
 /// A parsed vDSO image (or any ELF shared object held in memory).
@@ -297,6 +297,24 @@ impl<'a> Vdso<'a> {
     /// ```
     pub fn arch(&self) -> Option<&'static ArchTable> {
         arch::for_machine(self.machine(), self.class())
+    }
+
+    /// The version names the image defines (`DT_VERDEF`), in table order, without the
+    /// file's own name: `LINUX_2.6` in an x86 vDSO. Empty in an image without versions.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// if let Some(v) = vdsotime::vdso() {
+    ///     for s in v.symbols() {
+    ///         if let Some(version) = s.version {
+    ///             assert!(v.versions().any(|d| d == version));
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    pub fn versions(&self) -> Versions<'a> {
+        self.image.versions()
     }
 
     /// Whether the image is for this process: same machine, class and byte order.
