@@ -132,7 +132,7 @@ mod tests {
     fn reads_are_bounded_and_stop_at_the_end() {
         let f = open("/proc/self/exe", EXE_NEEDS).unwrap();
         assert_eq!(read(&f, 0, 4).unwrap(), b"\x7fELF");
-        assert!(read(&f, u64::MAX - 3, 4).unwrap().is_empty());
+        assert!(read(&f, 1 << 40, 4).unwrap().is_empty(), "past the end");
         assert!(matches!(read(&f, 0, u64::MAX), Err(Unknown::NotElf(_))));
     }
 }
