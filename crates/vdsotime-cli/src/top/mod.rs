@@ -46,7 +46,14 @@ perf_event_open on every CPU with an in-kernel filter that passes only the time
 system calls (clock_gettime, clock_gettime64, gettimeofday, time, clock_getres,
 clock_getres_time64, getcpu, getrandom; on x86_64 also those of i386 processes).
 It needs root, or CAP_PERFMON with read access to tracefs; tracefs is mounted at
-/sys/kernel/tracing if it is not. Wasted CPU is calls/s x (system call - vDSO
+/sys/kernel/tracing if it is not. Reading other users' executables and C libraries
+also needs CAP_SYS_PTRACE and CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE); without
+them those facts are shown as unknown, with what would reveal them. To let a group
+of users run it without sudo, give the capabilities to a copy only that group runs:
+  sudo install -m 0750 -g tracers \"$(command -v vdsotime)\" /usr/local/libexec/vdsotime-top
+  sudo setcap cap_perfmon,cap_dac_read_search,cap_sys_ptrace+ep /usr/local/libexec/vdsotime-top
+Started with raised privileges (setuid, file capabilities), it reads no environment
+variable (VDSOTIME_TRACEFS names another tracefs otherwise). Wasted CPU is calls/s x (system call - vDSO
 cost), both measured on this host as `vdsotime doctor` measures them.
 
 Reasons, checked in this order (the first that holds is the row's):
@@ -104,17 +111,19 @@ fn duration(s: &str) -> Result<f64, String> {
     }
 }
 
-/// The message for a refused trace: what is missing and how to grant it.
+/// The message for a refused trace: what is missing and how to grant it, to one person
+/// or to a group, never to every user of the host.
 fn not_permitted(what: &str) -> String {
     let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
         .map_or_else(|_| "unreadable".into(), |s| s.trim().to_string());
     format!(
         "not permitted to trace system calls: {what}.\n\
-         `vdsotime top` needs root, or CAP_PERFMON (with read access to tracefs, e.g. \
-         CAP_DAC_READ_SEARCH); kernel.perf_event_paranoid is {paranoid}.\n\
-         Grant it: run it as root (sudo vdsotime top), or \
-         `sudo setcap cap_perfmon,cap_dac_read_search+ep \"$(command -v vdsotime)\"` \
-         with tracefs mounted, or lower the paranoia: `sudo sysctl kernel.perf_event_paranoid=-1`."
+         `vdsotime top` needs root, or CAP_PERFMON with read access to tracefs (e.g. \
+         CAP_DAC_READ_SEARCH), and CAP_SYS_PTRACE and CAP_SYS_ADMIN to read other users' \
+         programs; kernel.perf_event_paranoid is {paranoid}.\n\
+         Run it as root: sudo vdsotime top. To let only some users run it, give a copy \
+         that only their group may run the capabilities (see `vdsotime top --help`); never \
+         the installed binary, which every user runs."
     )
 }
 

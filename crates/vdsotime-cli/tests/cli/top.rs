@@ -319,38 +319,6 @@ fn a_kernel_without_syscall_tracepoints_is_named() {
 }
 
 #[test]
-fn without_privilege_it_names_cap_perfmon_and_exits_77() {
-    const TEST: &str = "top::without_privilege_it_names_cap_perfmon_and_exits_77";
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return skip(TEST, "perf", "not root: cannot become nobody with setpriv");
-    }
-    // A copy that nobody may run, outside the (possibly private) build tree.
-    let dir = scratch("top-unprivileged");
-    let exe = dir.join("vdsotime");
-    std::fs::copy(env!("CARGO_BIN_EXE_vdsotime"), &exe).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    for p in [&dir, &exe] {
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let mut cmd = Command::new("setpriv");
-    cmd.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
-        .arg(&exe)
-        .args(["top", "--once", "--duration", "1"]);
-    let o = crate::process::output(&mut cmd, crate::LIMIT);
-    let (c, out, err) = parts(&o);
-    assert_eq!(c, 77, "stdout:\n{out}\nstderr:\n{err}");
-    for needle in [
-        "CAP_PERFMON",
-        "perf_event_paranoid is ",
-        "setcap cap_perfmon",
-    ] {
-        assert!(err.contains(needle), "{needle:?} in:\n{err}");
-    }
-    assert!(!err.contains("panicked"), "{err}");
-}
-
-#[test]
 fn prometheus_output_is_bounded_and_promtool_clean() {
     const TEST: &str = "top::prometheus_output_is_bounded_and_promtool_clean";
     if !traceable(TEST) {
