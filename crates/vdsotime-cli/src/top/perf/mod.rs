@@ -34,8 +34,9 @@ pub struct Tracer {
     rings: Vec<Ring>,
     layout: SysEnter,
     numbers: Vec<i64>,
-    /// `--pid`: the process, and the threads the filter names now.
-    only: Option<(u32, Vec<u32>)>,
+    /// `--pid`: the process, and the threads the filter names now (`None`: it names
+    /// none, as the process had too many to name).
+    only: Option<(u32, Option<Vec<u32>>)>,
 }
 
 /// The tracepoint filter: `id == 228 || id == 96 || ...`, and with `threads`,
@@ -53,8 +54,7 @@ pub fn filter(numbers: &[i64], threads: &[u32]) -> String {
     format!("({calls}) && ({})", tids.join(" || "))
 }
 
-/// The threads of `pid` now (`/proc/PID/task`), sorted; empty when there are too many to
-/// name in a filter, or the process is gone.
+/// The threads of `pid` now (`/proc/PID/task`), sorted; empty when the process is gone.
 fn threads_of(pid: u32) -> Vec<u32> {
     let mut tids: Vec<u32> = std::fs::read_dir(format!("/proc/{pid}/task"))
         .into_iter()
@@ -62,10 +62,13 @@ fn threads_of(pid: u32) -> Vec<u32> {
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
         .collect();
     tids.sort_unstable();
-    if tids.len() > MAX_FILTERED_THREADS {
-        tids.clear();
-    }
     tids
+}
+
+/// The threads a filter names for `tids`: `None` (no thread named) past
+/// [`MAX_FILTERED_THREADS`].
+fn to_name(tids: Vec<u32>) -> Option<Vec<u32>> {
+    (tids.len() <= MAX_FILTERED_THREADS).then_some(tids)
 }
 
 /// The CPUs the kernel has brought up (`/sys/devices/system/cpu/online`: `0-3,5`).
@@ -91,8 +94,11 @@ impl Tracer {
         numbers: &[i64],
         only: Option<u32>,
     ) -> Result<Tracer, TraceError> {
-        let only = only.map(|pid| (pid, threads_of(pid)));
-        let threads = only.as_ref().map_or(&[][..], |(_, t)| t.as_slice());
+        let only = only.map(|pid| (pid, to_name(threads_of(pid))));
+        let threads = match &only {
+            Some((_, Some(t))) => t.as_slice(),
+            _ => &[],
+        };
         let rings = open_all(&layout, &filter(numbers, threads))?;
         // On only now that every buffer is mapped.
         for r in &rings {
@@ -113,12 +119,13 @@ impl Tracer {
     /// If the new events cannot be opened, the old ones stay: the new threads' calls are
     /// then missed until a later read succeeds.
     fn follow_threads(&mut self, out: &mut Vec<Event>) {
-        let Some((pid, named)) = &mut self.only else {
+        // A filter that names no thread already passes every thread's calls.
+        let Some((pid, Some(named))) = &mut self.only else {
             return;
         };
         let now = threads_of(*pid);
         // Gone: keep the last filter, so what its threads left in the buffers is read.
-        if now.is_empty() && !named.is_empty() && !crate::top::process::alive(*pid) {
+        if now.is_empty() && !crate::top::process::alive(*pid) {
             return;
         }
         // Only a thread the filter does not name needs new events: one that has exited
@@ -127,7 +134,9 @@ impl Tracer {
         if now.iter().all(|t| named.binary_search(t).is_ok()) {
             return;
         }
-        let Ok(fresh) = open_all(&self.layout, &filter(&self.numbers, &now)) else {
+        let now = to_name(now);
+        let threads = now.as_deref().unwrap_or_default();
+        let Ok(fresh) = open_all(&self.layout, &filter(&self.numbers, threads)) else {
             return;
         };
         if fresh.len() != self.rings.len() {
@@ -139,7 +148,7 @@ impl Tracer {
             old.drain(&self.layout, out);
         }
         self.rings = fresh;
-        *named = now;
+        self.only = Some((*pid, now));
     }
 
     /// Takes every record written since the last call, in each CPU's order.

@@ -123,6 +123,54 @@ fn with_a_pid_a_thread_started_later_is_counted() {
     assert_eq!(calls(&events, me, Some(tid)), 1000);
 }
 
+/// With `--pid`, 150 threads the process starts after the tracer opened, more than a
+/// filter names, are all counted: every call of every one, none lost.
+#[test]
+fn with_a_pid_150_threads_started_later_are_all_counted() {
+    const TEST: &str = "top::perf::tests::with_a_pid_150_threads_started_later_are_all_counted";
+    const THREADS: usize = 150;
+    const CALLS: usize = 100;
+    let Some((layout, numbers)) = tracing(TEST) else {
+        return;
+    };
+    let me = std::process::id();
+    let Some(mut tracer) = open(TEST, layout, &numbers, Some(me)) else {
+        return;
+    };
+    let started = std::sync::Barrier::new(THREADS + 1);
+    let go = std::sync::Barrier::new(THREADS + 1);
+    let mut events = Vec::new();
+    let tids: Vec<u32> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..THREADS)
+            .map(|_| {
+                s.spawn(|| {
+                    started.wait();
+                    go.wait();
+                    direct_calls(CALLS);
+                    // SAFETY: gettid has no preconditions.
+                    unsafe { libc::gettid() as u32 }
+                })
+            })
+            .collect();
+        started.wait();
+        // This read sees the threads: too many to name, the filter then names none.
+        tracer.drain(&mut events);
+        go.wait();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("a calling thread"))
+            .collect()
+    });
+    tracer.drain(&mut events);
+    let lost: u64 = events
+        .iter()
+        .map(|e| if let Event::Lost(n) = e { *n } else { 0 })
+        .sum();
+    assert_eq!(lost, 0);
+    let counted: Vec<usize> = tids.iter().map(|&t| calls(&events, me, Some(t))).collect();
+    assert!(counted.iter().all(|&n| n == CALLS), "{counted:?}");
+}
+
 #[test]
 fn the_filter_names_every_number() {
     assert_eq!(filter(&[228, 96], &[]), "id == 228 || id == 96");
