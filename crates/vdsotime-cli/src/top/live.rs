@@ -3,19 +3,12 @@
 //! for the keys, and restored on the way out.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::top::host::Host;
 use crate::top::perf::Tracer;
 use crate::top::render::{self, Document};
 use crate::top::tally::Tally;
-
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::Relaxed);
-}
 
 /// Standard input in non-canonical mode without echo, restored when dropped.
 struct Keys {
@@ -84,18 +77,13 @@ fn table_rows() -> usize {
 
 /// Redraws every second until `q`.
 pub fn run(tracer: &mut Tracer, tally: &mut Tally, host: &Host) {
-    let handler = on_signal as extern "C" fn(libc::c_int);
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, handler as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
-    }
+    crate::top::stop::catch();
     let keys = Keys::new();
     let mut events = Vec::new();
     let mut start = Instant::now();
     let mut out = std::io::stdout();
     loop {
-        if keys.quit(crate::top::perf::READ_EVERY) || INTERRUPTED.load(Ordering::Relaxed) {
+        if keys.quit(crate::top::perf::READ_EVERY) || crate::top::stop::interrupted() {
             break;
         }
         events.clear();

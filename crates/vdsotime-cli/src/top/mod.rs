@@ -18,6 +18,7 @@ pub mod process;
 pub mod prometheus;
 pub mod reason;
 pub mod render;
+pub mod stop;
 pub mod syscalls;
 pub mod tally;
 pub mod tracefs;
@@ -104,6 +105,13 @@ fn duration(s: &str) -> Result<f64, String> {
     let v: f64 = s
         .parse()
         .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if v == 0.0 {
+        return Err(
+            "0 seconds watches nothing: give how long to watch, above 0 and at most \
+             3600 seconds (the live view, without --once, runs until q)"
+                .into(),
+        );
+    }
     if v.is_finite() && v > 0.0 && v <= 3600.0 {
         Ok(v)
     } else {
@@ -140,6 +148,9 @@ fn traced_error(e: TraceError) -> Exit {
 /// Runs `top`.
 pub fn run(args: &TopArgs) -> Exit {
     let format = if args.json { Format::Json } else { args.format };
+    // From the start, so that an interrupt while the host is measured still ends in a
+    // (short) report.
+    stop::catch();
     if let Some(pid) = args.pid {
         if !process::alive(pid) {
             return Err(format!("--pid {pid}: no such process (or it has exited)"));
@@ -170,7 +181,7 @@ pub fn run(args: &TopArgs) -> Exit {
         events.clear();
         tracer.drain(&mut events);
         tally.add(&events);
-        if left.is_zero() {
+        if left.is_zero() || stop::interrupted() {
             break;
         }
     }

@@ -138,7 +138,7 @@ pub fn watch_loop(
 }
 
 /// How many `perf_event` descriptors `pid` holds: `top` opens one per online CPU.
-fn perf_events_of(pid: u32) -> usize {
+pub fn perf_events_of(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd"))
         .into_iter()
         .flatten()
@@ -148,7 +148,7 @@ fn perf_events_of(pid: u32) -> usize {
 }
 
 /// The CPUs online (`/sys/devices/system/cpu/online`: `0-3,5`).
-fn online_cpus() -> usize {
+pub fn online_cpus() -> usize {
     let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
     text.trim()
         .split(',')
