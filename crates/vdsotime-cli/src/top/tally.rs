@@ -98,10 +98,13 @@ impl Tally {
         }
     }
 
-    /// Clears the counts (the facts stay), for the next interval of the live view.
+    /// Clears the counts for the next interval of the live view; the facts of processes
+    /// still running stay, those of exited ones go (their ids may be reused).
     pub fn reset(&mut self) {
         self.counts.clear();
         self.lost = 0;
+        self.facts.retain(|&pid, _| process::alive(pid));
+        self.comms.retain(|&pid, _| process::alive(pid));
     }
 
     /// The rows over `seconds`, most calls first.
@@ -171,6 +174,34 @@ mod tests {
         assert_eq!(rows[0].clock.as_deref(), Some("CLOCK_MONOTONIC"));
         assert_eq!(rows[1].reason, "cpu_time_clock");
         assert_eq!(t.lost, 3);
+    }
+
+    /// The live view runs for days: what it learnt of each exited process must not pile
+    /// up, nor describe the next process given its id.
+    #[test]
+    fn an_exited_process_s_facts_go_at_the_next_interval() {
+        let mut t = Tally::new(None);
+        let nr = syscalls::number(syscalls::Abi::Native, Call::Gettimeofday).unwrap();
+        let call = |pid| Event::Call {
+            pid,
+            tid: pid,
+            nr,
+            arg0: 0,
+        };
+        let gone = u32::MAX - 1; // no such process
+        let running = std::process::id(); // this one, counted when not `own`
+        t.own = 0;
+        t.add(&[
+            Event::Comm {
+                pid: gone,
+                comm: "brief".into(),
+            },
+            call(gone),
+            call(running),
+        ]);
+        t.reset();
+        assert!(!t.facts.contains_key(&gone) && !t.comms.contains_key(&gone));
+        assert!(t.facts.contains_key(&running));
     }
 
     #[test]
