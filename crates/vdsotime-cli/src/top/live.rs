@@ -13,6 +13,8 @@ use crate::top::tally::Tally;
 /// Standard input in non-canonical mode without echo, restored when dropped.
 struct Keys {
     saved: Option<libc::termios>,
+    /// Standard input ended (or failed): no key can come, so waiting is sleeping.
+    ended: std::cell::Cell<bool>,
 }
 
 impl Keys {
@@ -21,7 +23,10 @@ impl Keys {
         let mut t: libc::termios = unsafe { std::mem::zeroed() };
         // SAFETY: fd 0 and a valid pointer.
         if unsafe { libc::tcgetattr(0, &mut t) } != 0 {
-            return Keys { saved: None };
+            return Keys {
+                saved: None,
+                ended: std::cell::Cell::new(false),
+            };
         }
         let saved = t;
         t.c_lflag &= !(libc::ICANON | libc::ECHO);
@@ -29,11 +34,18 @@ impl Keys {
         t.c_cc[libc::VTIME] = 0;
         // SAFETY: fd 0 and a valid termios.
         unsafe { libc::tcsetattr(0, libc::TCSANOW, &t) };
-        Keys { saved: Some(saved) }
+        Keys {
+            saved: Some(saved),
+            ended: std::cell::Cell::new(false),
+        }
     }
 
     /// Whether `q` was typed, waiting at most `timeout` for a key.
     fn quit(&self, timeout: Duration) -> bool {
+        if self.ended.get() {
+            std::thread::sleep(timeout);
+            return false;
+        }
         let mut fds = libc::pollfd {
             fd: 0,
             events: libc::POLLIN,
@@ -47,7 +59,15 @@ impl Keys {
         let mut buf = [0u8; 16];
         // SAFETY: reads into a buffer of that length.
         let n = unsafe { libc::read(0, buf.as_mut_ptr().cast(), buf.len()) };
-        let n = usize::try_from(n).unwrap_or(0);
+        // 0 at the end of input, -1 on an error: poll would say "readable" for ever.
+        let Ok(n @ 1..) = usize::try_from(n) else {
+            let again = matches!(
+                std::io::Error::last_os_error().raw_os_error(),
+                Some(libc::EINTR | libc::EAGAIN)
+            );
+            self.ended.set(n == 0 || !again);
+            return false;
+        };
         buf[..n].iter().any(|&b| b == b'q' || b == b'Q')
     }
 }
@@ -61,8 +81,8 @@ impl Drop for Keys {
     }
 }
 
-/// Table rows that fit the terminal beside the totals, the fixes and the footer.
-fn table_rows() -> usize {
+/// Lines of the terminal the text may fill, leaving two for the footer.
+fn screen_lines() -> usize {
     // SAFETY: a zeroed winsize is a valid out-parameter for TIOCGWINSZ on fd 1.
     let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
     // SAFETY: fd 1 and a valid pointer of the size the request writes.
@@ -72,7 +92,7 @@ fn table_rows() -> usize {
     } else {
         24
     };
-    height.saturating_sub(14).max(3)
+    height.saturating_sub(2)
 }
 
 /// Redraws every second until `q`.
@@ -82,6 +102,11 @@ pub fn run(tracer: &mut Tracer, tally: &mut Tally, host: &Host) {
     let mut events = Vec::new();
     let mut start = Instant::now();
     let mut out = std::io::stdout();
+    let _ = write!(
+        out,
+        "\x1b[H\x1b[2JMeasuring: the first second's calls appear after it. q quits.\n"
+    );
+    let _ = out.flush();
     loop {
         if keys.quit(crate::top::perf::READ_EVERY) || crate::top::stop::interrupted() {
             break;
@@ -95,7 +120,7 @@ pub fn run(tracer: &mut Tracer, tally: &mut Tally, host: &Host) {
         }
         let rows = tally.rows(seconds, host);
         let doc = Document::new(&rows, seconds, tally.only, tally.lost, host);
-        let screen = render::text(&doc, table_rows());
+        let screen = render::text(&doc, screen_lines());
         let _ = write!(
             out,
             "\x1b[H\x1b[2J{screen}\nq quits; refreshed every second.\n"

@@ -160,7 +160,12 @@ pub fn run(args: &TopArgs) -> Exit {
         Ok(l) => l,
         Err(e) => return traced_error(e),
     };
-    // Measured before tracing starts: the doctor's probe is a child process.
+    // Measured before tracing starts: the doctor's probe is a child process. Said as
+    // what it is, not as a benchmark's progress.
+    output::NO_PROGRESS.store(true, std::sync::atomic::Ordering::Relaxed);
+    if std::io::stderr().is_terminal() {
+        eprintln!("vdsotime top: measuring what a system call and a vDSO call cost here...");
+    }
     let host = host::Host::collect(crate::doctor::DEFAULT_SECONDS);
     let mut tracer = match perf::Tracer::open(layout, &syscalls::numbers(), args.pid) {
         Ok(t) => t,
@@ -191,7 +196,7 @@ pub fn run(args: &TopArgs) -> Exit {
     match format {
         Format::Json => output::print_json(&doc)?,
         Format::Prometheus => print!("{}", prometheus::render(&doc, args.top)),
-        Format::Table => print!("{}", render::text(&doc, render::TABLE_ROWS)),
+        Format::Table => print!("{}", render::text(&doc, render::SCREEN_LINES)),
     }
     Ok(0)
 }
