@@ -69,3 +69,71 @@ fn a_zero_duration_is_explained() {
     assert!(err.contains("0 seconds watches nothing"), "{err}");
     assert!(!err.contains("not between 0 and 3600"), "{err}");
 }
+
+/// CPU seconds `pid` has used (user and system), from /proc/PID/stat.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("its stat");
+    let fields: Vec<&str> = stat.rsplit_once(") ").expect("stat").1.split(' ').collect();
+    // utime and stime are fields 14 and 15, the 12th and 13th after the comm.
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    // SAFETY: sysconf has no memory effects.
+    ticks as f64 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+}
+
+/// The live view on a terminal whose standard input has ended (here /dev/null) waits
+/// between reads as it does for keys, rather than polling an input that is always
+/// "readable".
+#[test]
+fn the_live_view_does_not_spin_when_its_input_ends() {
+    const TEST: &str = "top_output::the_live_view_does_not_spin_when_its_input_ends";
+    if !traceable(TEST) {
+        return;
+    }
+    let (mut master, mut slave) = (-1, -1);
+    // SAFETY: two out-pointers; no name, termios or window size asked for.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    use std::os::fd::FromRawFd;
+    // SAFETY: both descriptors are new and owned here alone.
+    let (mut screen, terminal) = unsafe {
+        (
+            std::fs::File::from_raw_fd(master),
+            std::fs::File::from_raw_fd(slave),
+        )
+    };
+    let top = Running(
+        Command::new(env!("CARGO_BIN_EXE_vdsotime"))
+            .arg("top")
+            .stdin(Stdio::null())
+            .stdout(terminal)
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start top"),
+    );
+    // What top draws is read and dropped, so its writes never wait.
+    std::thread::spawn(move || {
+        let mut sink = [0u8; 4096];
+        while screen.read(&mut sink).is_ok_and(|n| n > 0) {}
+    });
+    let waited = Instant::now();
+    while perf_events_of(top.pid()) < online_cpus() {
+        assert!(waited.elapsed() < Duration::from_secs(60), "no events");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let before = cpu_seconds(top.pid());
+    std::thread::sleep(Duration::from_secs(2));
+    let used = cpu_seconds(top.pid()) - before;
+    assert!(
+        used < 0.5,
+        "top used {used:.2} CPU seconds in 2 s of watching"
+    );
+}
