@@ -284,16 +284,22 @@ pub fn run(args: &DoctorArgs, json: bool) -> Exit {
             paths_table(&paths)
         ),
     };
-    match &args.output {
-        Some(file) => replace_file::replace(file, document.as_bytes())?,
+    write_document(args.output.as_deref(), &document)?;
+    Ok(exit_code(&verdict))
+}
+
+/// Writes `document` to `file` whole or not at all ([`replace_file::replace`]), or to
+/// standard output: `--output` of `doctor` and `top`.
+pub fn write_document(file: Option<&std::path::Path>, document: &str) -> Result<(), String> {
+    match file {
+        Some(file) => replace_file::replace(file, document.as_bytes()),
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(document.as_bytes())
                 .and_then(|()| out.flush())
-                .map_err(|e| format!("stdout: {e}"))?;
+                .map_err(|e| format!("stdout: {e}"))
         }
     }
-    Ok(exit_code(&verdict))
 }
 
 fn unix_now() -> f64 {

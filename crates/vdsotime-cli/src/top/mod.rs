@@ -78,7 +78,7 @@ Examples:
   vdsotime top --once --duration 2
   vdsotime top --once --duration 2 --json | jq '.rows[] | {pid, comm, syscall, reason}'
   vdsotime top --once --pid 1 --duration 2
-  vdsotime top --duration 2 --format prometheus > vdsotime_top.prom"))]
+  vdsotime top --duration 2 --format prometheus --output /var/lib/node_exporter/vdsotime_top.prom"))]
 pub struct TopArgs {
     /// Write one JSON document (--format json).
     #[arg(long)]
@@ -96,6 +96,11 @@ pub struct TopArgs {
     /// Output format (--json is --format json).
     #[arg(long, value_enum, default_value_t = Format::Table, conflicts_with = "json")]
     pub format: Format,
+    /// Write the output to FILE instead of standard output: written beside it under a
+    /// temporary name, then renamed over it, so a reader (node_exporter's textfile
+    /// collector) never sees half a file; on an error FILE keeps its previous contents.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
     /// With --format prometheus: how many process names get their own series.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub top: usize,
@@ -193,11 +198,12 @@ pub fn run(args: &TopArgs) -> Exit {
     let seconds = start.elapsed().as_secs_f64();
     let rows = tally.rows(seconds, &host);
     let doc = render::Document::new(&rows, seconds, args.pid, tally.lost, &host);
-    match format {
-        Format::Json => output::print_json(&doc)?,
-        Format::Prometheus => print!("{}", prometheus::render(&doc, args.top)),
-        Format::Table => print!("{}", render::text(&doc, render::SCREEN_LINES)),
-    }
+    let document = match format {
+        Format::Json => serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n",
+        Format::Prometheus => prometheus::render(&doc, args.top),
+        Format::Table => render::text(&doc, render::SCREEN_LINES),
+    };
+    crate::doctor::write_document(args.output.as_deref(), &document)?;
     Ok(0)
 }
 

@@ -137,3 +137,54 @@ fn the_live_view_does_not_spin_when_its_input_ends() {
         "top used {used:.2} CPU seconds in 2 s of watching"
     );
 }
+
+/// `--format prometheus --output FILE` replaces FILE whole (no temporary file left), and
+/// where it cannot write, FILE keeps what it had.
+#[test]
+fn prometheus_output_replaces_the_file_whole() {
+    const TEST: &str = "top_output::prometheus_output_replaces_the_file_whole";
+    if !traceable(TEST) {
+        return;
+    }
+    let dir = crate::scratch("top-output");
+    let file = dir.join("vdsotime_top.prom");
+    std::fs::write(&file, "old\n").unwrap();
+    let path = file.display().to_string();
+    let args = [
+        "top",
+        "--once",
+        "--duration",
+        "0.3",
+        "--format",
+        "prometheus",
+    ];
+    let (c, out, err) = parts(&run(&[&args[..], &["--output", &path]].concat()));
+    assert_eq!(c, 0, "{err}");
+    assert!(out.is_empty(), "{out}");
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        written.contains("\nvdsotime_top_interval_seconds "),
+        "{written}"
+    );
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "only the file: {names:?}");
+    // A directory where the temporary file would go, in its place: nothing is written.
+    let blocked = dir.join("blocked.prom");
+    std::fs::write(&blocked, "old\n").unwrap();
+    let tmp_name = ".blocked.prom.";
+    let (c, _, _) = parts(&run(&[
+        &args[..],
+        &["--output", &format!("{}/missing-dir/x.prom", dir.display())],
+    ]
+    .concat()));
+    assert_eq!(c, 1, "an unwritable place is an error");
+    assert_eq!(std::fs::read_to_string(&blocked).unwrap(), "old\n");
+    assert!(!std::fs::read_dir(&dir).unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .starts_with(tmp_name)));
+}
