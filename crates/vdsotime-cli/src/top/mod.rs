@@ -78,7 +78,7 @@ Examples:
   vdsotime top --once --duration 2
   vdsotime top --once --duration 2 --json | jq '.rows[] | {pid, comm, syscall, reason}'
   vdsotime top --once --pid 1 --duration 2
-  vdsotime top --duration 2 --format prometheus --output /var/lib/node_exporter/vdsotime_top.prom"))]
+  vdsotime top --duration 2 --format prometheus --output vdsotime_top.prom   # replaced whole"))]
 pub struct TopArgs {
     /// Write one JSON document (--format json).
     #[arg(long)]
