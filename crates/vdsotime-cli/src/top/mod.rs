@@ -57,18 +57,27 @@ Started with raised privileges (setuid, file capabilities), it reads no environm
 variable (VDSOTIME_TRACEFS names another tracefs otherwise). Wasted CPU is calls/s x (system call - vDSO
 cost), both measured on this host as `vdsotime doctor` measures them.
 
-Reasons, checked in this order (the first that holds is the row's):
-  cpu_time_clock      CPU-time clock (PROCESS/THREAD_CPUTIME_ID, clock_getcpuclockid)
-  dynamic_clock       a file descriptor's clock (PTP)
-  aux_clock_disabled  CLOCK_AUX0..7 not enabled
-  clock_not_in_vdso   another id the vDSO never serves (alarm clocks, invalid ids)
-  no_vdso_mapping     no [vdso] in /proc/PID/maps
-  clocksource         the vDSO cannot read the clocksource (see vdsotime doctor)
-  getrandom_no_vdso   kernel older than 6.11, or C library older than glibc 2.41
-  traced              a ptrace tracer (strace, gdb) is attached
-  static_binary       no interpreter: the libc linked in made the call
+Reasons, checked in this order, each with its evidence (the first that holds counts):
+  cpu_time_clock      the clock id is PROCESS/THREAD_CPUTIME_ID or clock_getcpuclockid's
+  dynamic_clock       the clock id is a file descriptor's (a PTP device)
+  aux_clock_disabled  CLOCK_AUX0..7 whose aux_clock_enable reads 0
+  clock_not_in_vdso   any other id the vDSO never serves (alarm clocks, invalid ids)
+  no_vdso_mapping     /proc/PID/maps has no [vdso] line
+  clocksource         the doctor proved here that the vDSO falls back for MONOTONIC, and
+                      the call reads the clocksource (gettimeofday; clock_gettime of a
+                      high-resolution or aux clock, never a coarse one or time())
+  getrandom_no_vdso   the vDSO lacks __vdso_getrandom, or the C library mapped does not
+                      call it (glibc older than GLIBC_2.41 by its version definitions,
+                      musl, or none: Go 1.24+ calls it on amd64, arm64, ppc64x, loong64,
+                      s390x)
+  static_binary       no PT_INTERP, and the executable nowhere names the vDSO's
+                      clock_gettime, so nothing in it can call the vDSO
   exited_unchecked    exited before /proc could be read; only the clock was checked
   direct_syscall      none of the above: the program calls the kernel itself
+A process with a ptrace tracer (TracerPid in /proc/PID/status) is marked traced, as
+well as given its reason: each of its calls also stops for the tracer. Facts that could
+not be read (another user's executable without CAP_SYS_PTRACE) are listed as unknown.
+On armv7, a kernel without a usable counter has no vDSO clock functions at all.
 
 Exit status: 0 success, 1 error (no such --pid, tracing failed), 64 usage error,
 77 not permitted (no root or CAP_PERFMON, or tracefs not readable).

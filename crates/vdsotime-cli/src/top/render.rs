@@ -129,11 +129,13 @@ pub fn text(doc: &Document, lines: usize) -> String {
         "REASON",
     ]);
     for r in doc.rows.iter().take(max_rows) {
-        let comm = if r.exited {
-            format!("{} (exited)", r.comm)
-        } else {
-            r.comm.clone()
-        };
+        let mut comm = r.comm.clone();
+        if r.traced.is_some() {
+            comm += " (traced)";
+        }
+        if r.exited {
+            comm += " (exited)";
+        }
         t.add_row(vec![
             r.pid.to_string(),
             comm,
@@ -176,6 +178,7 @@ mod tests {
             fix: format!("the fix for {reason}"),
             wasted_cpu: Some(0.0),
             exited: false,
+            traced: None,
             libc: None,
             unknown: Vec::new(),
         }
@@ -187,7 +190,7 @@ mod tests {
         let reasons = [
             "cpu_time_clock",
             "direct_syscall",
-            "traced",
+            "static_binary",
             "clocksource",
             "x",
         ];

@@ -38,6 +38,9 @@ pub struct Row {
     pub wasted_cpu: Option<f64>,
     /// The process had exited when the row was made.
     pub exited: bool,
+    /// A ptrace tracer attached to the process, `strace (pid 9)`: each call also stops
+    /// for it, whatever the reason.
+    pub traced: Option<String>,
     /// The C library it maps: `glibc 2.41` (the newest `GLIBC_2.N` its symbols define),
     /// `glibc`, `musl`; `null` for none recognised.
     pub libc: Option<String>,
@@ -133,6 +136,10 @@ impl Tally {
                     fix: judged.fix,
                     wasted_cpu: host.waste_ns(call.name()).map(|ns| per_second * ns * 1e-9),
                     exited: !process::alive(pid),
+                    traced: facts
+                        .tracer
+                        .as_ref()
+                        .map(|(tpid, tcomm)| format!("{tcomm} (pid {tpid})")),
                     libc: facts.libc.as_ref().map(process::Libc::label),
                     unknown: facts.unknown.clone(),
                 }
