@@ -68,10 +68,16 @@ pub fn build_loop(test: &str, dir: &Path) -> Option<PathBuf> {
 
 /// The test program tests/cli/`name`.c built into `dir`, or `None` after a SKIP.
 pub fn build_c(test: &str, dir: &Path, name: &str) -> Option<PathBuf> {
+    build_c_with(test, dir, name, &[])
+}
+
+/// [`build_c`] with extra compiler flags (`-static`).
+pub fn build_c_with(test: &str, dir: &Path, name: &str, flags: &[&str]) -> Option<PathBuf> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/cli/{name}.c"));
     let exe = dir.join(name);
     match Command::new("cc")
         .arg("-O2")
+        .args(flags)
         .arg("-o")
         .arg(&exe)
         .arg(&src)

@@ -1,6 +1,7 @@
 //! `vdsotime top`'s reasons, each shown on a real process that has it: a CPU-time clock
 //! read through glibc and by Python, a loop the vDSO serves (not listed), a program under
-//! `strace -f`, and a program's getrandom calls before and after the preload library.
+//! `strace -f` (flagged, keeping its reason), a static glibc program (judged by what it
+//! contains), and a program's getrandom calls before and after the preload library.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -179,5 +180,29 @@ fn the_preload_library_takes_a_programs_getrandom_calls_off_the_kernel() {
         rate(&after) <= rate(&before) / 100.0,
         "with {}: {after:?}\nbefore: {before:?}",
         lib.display()
+    );
+}
+
+/// A static glibc program uses the vDSO (its C library looks `__vdso_clock_gettime` up):
+/// its direct system calls are its own, not its static linking's.
+#[test]
+fn a_static_glibc_program_is_judged_by_its_contents() {
+    const TEST: &str = "top_reasons::a_static_glibc_program_is_judged_by_its_contents";
+    let dir = scratch("top-static");
+    if !traceable(TEST) {
+        return;
+    }
+    let Some(exe) = crate::top::build_c_with(TEST, &dir, "top_loop", &["-static"]) else {
+        return;
+    };
+    let child = crate::top::start(Command::new(&exe).args(["syscall", "500", "60"]));
+    std::thread::sleep(Duration::from_millis(200));
+    let doc = top_json("1", &["--pid", &child.pid().to_string()]);
+    let rows = rows_of(&doc, child.pid());
+    assert_eq!(rows.len(), 1, "{doc:#}");
+    assert!(
+        ["direct_syscall", "clocksource"].contains(&rows[0]["reason"].as_str().unwrap()),
+        "{}",
+        rows[0]
     );
 }
