@@ -2,8 +2,7 @@
 //! doctor's own proof and measurement (whether the vDSO reads the clocksource, what a
 //! system call and a vDSO call cost here), the vDSO's getrandom, the enabled aux clocks.
 
-use crate::doctor::call_paths::{self, PathKind};
-use crate::doctor::profile::{self, Cost};
+use crate::doctor::profile::Cost;
 
 /// Host-wide facts.
 #[derive(Clone, Debug, Default)]
@@ -24,23 +23,17 @@ pub struct Host {
 impl Host {
     /// Probes and measures as `vdsotime doctor` does, for `seconds` per path.
     pub fn collect(seconds: f64) -> Host {
-        let (profile, _) = profile::collect(&crate::doctor::plan(seconds));
-        let paths = call_paths::derive(&profile);
-        let clocksource_slow = paths.iter().any(|p| {
-            p.function == "clock_gettime"
-                && p.clock.as_deref() == Some("MONOTONIC")
-                && p.path == PathKind::VdsoFallback
-        });
+        let doctor = crate::doctor::clocksource_facts(seconds);
         Host {
-            clocksource: profile.facts.clocksource.clone(),
-            clocksource_slow,
+            clocksource: doctor.name,
+            clocksource_slow: doctor.vdso_falls_back,
             vdso_getrandom: vdsotime::vdso()
                 .is_some_and(|v| v.lookup("__vdso_getrandom", None).is_some()),
             aux_enabled: crate::aux_clocks::enabled()
                 .into_iter()
                 .map(|c| c.as_raw())
                 .collect(),
-            costs: profile.costs,
+            costs: doctor.costs,
         }
     }
 

@@ -102,9 +102,9 @@ pub fn run(tracer: &mut Tracer, tally: &mut Tally, host: &Host) {
     let mut events = Vec::new();
     let mut start = Instant::now();
     let mut out = std::io::stdout();
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "\x1b[H\x1b[2JMeasuring: the first second's calls appear after it. q quits.\n"
+        "\x1b[H\x1b[2JMeasuring: the first second's calls appear after it. q quits."
     );
     let _ = out.flush();
     loop {

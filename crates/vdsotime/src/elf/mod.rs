@@ -20,7 +20,7 @@
 #![deny(clippy::arithmetic_side_effects)]
 
 mod hash;
-mod own;
+mod native_image;
 pub(crate) mod prefetch;
 mod program;
 mod reader;
@@ -29,8 +29,8 @@ mod version;
 
 #[cfg(fuzzing)]
 #[doc(hidden)]
-pub use own::fuzz_lookup;
-pub(crate) use own::NativeImage;
+pub use native_image::fuzz_lookup;
+pub(crate) use native_image::NativeImage;
 pub use program::{Program, Span};
 pub(crate) use reader::{Any, Form, Native};
 pub use symbols::{Symbol, Symbols};
@@ -184,7 +184,7 @@ impl Load {
 impl<F: Form> Header<F> {
     /// Validates `e_ident`, `e_type`, `e_version` and `e_phentsize`, and that the form
     /// `F` reads this class, byte order and machine ([`ElfError::ForeignMachine`] if not).
-    #[inline(never)] // prefetched by its address (the native instantiation): see `own`
+    #[inline(never)] // prefetched by its address (the native instantiation): see `vdso::this_process`
     pub(crate) fn parse(bytes: &[u8]) -> Result<Header<F>, F::Error> {
         let (header, e_type) = Self::read(bytes)?;
         if e_type != ET_DYN {
@@ -302,7 +302,7 @@ impl<F: Form> Header<F> {
     /// section headers (which `readelf` wants, though nothing here reads them). Used to
     /// size the live vDSO, whose length the kernel does not tell us. Also gives the
     /// segment, for [`Image::open`].
-    #[inline(never)] // prefetched by its address (the native instantiation): see `own`
+    #[inline(never)] // prefetched by its address (the native instantiation): see `vdso::this_process`
     pub(crate) fn extent(&self, bytes: &[u8]) -> Result<(Load, usize), F::Error> {
         let r = self.reader(bytes);
         let load = self.first_load(&r)?;
@@ -348,7 +348,7 @@ impl<'a, F: Form> Image<'a, F> {
     /// The header's check of the length is made again on `bytes`; every read below is
     /// bounded by them. The symbol, hash and
     /// version tables are checked as lookups read them (see [`Image::check`]).
-    #[inline(never)] // prefetched by its address (the native instantiation): see `own`
+    #[inline(never)] // prefetched by its address (the native instantiation): see `vdso::this_process`
     pub(crate) fn open(header: Header<F>, load: Load, bytes: &'a [u8]) -> Result<Self, F::Error> {
         let r = header.reader(bytes);
         if bytes.len() < r.pick(52, 64) {

@@ -1,10 +1,10 @@
-//! [`Vdso`]: a validated vDSO image, and the process's own one ([`own`]). It knows the
+//! [`Vdso`]: a validated vDSO image, and the process's own one ([`this_process`]). It knows the
 //! vDSO, not the clocks: which symbols exist, at which addresses, for which architecture.
 
-mod own;
+mod this_process;
 
-pub use own::vdso;
-pub(crate) use own::{own, publish, publish_absent};
+pub use this_process::vdso;
+pub(crate) use this_process::{own, publish, publish_absent};
 
 use crate::arch::{self, ArchTable};
 use crate::elf::{Any, ElfClass, ElfError, Endian, Form, Header, Image};
@@ -366,7 +366,7 @@ enum Confirm {
 /// # Safety
 /// With [`Confirm::FirstPage`], the image's length past its first page must be mapped
 /// and readable wherever that page is (the kernel's own mapping of the vDSO).
-#[inline(never)] // prefetched by its address (the native instantiation): see `own`
+#[inline(never)] // prefetched by its address (the native instantiation): see `this_process`
 unsafe fn mapped<F: Form>(addr: usize, confirm: Confirm) -> Result<Image<'static, F>, F::Error> {
     if !readable(addr, MIN_PAGE) {
         return Err(NOT_READABLE.into());
