@@ -37,8 +37,8 @@ pub struct Facts {
     pub exe: Option<String>,
     /// Whether /proc could be read at all (the process had not exited yet).
     pub seen: bool,
-    /// A `[vdso]` line in /proc/PID/maps.
-    pub has_vdso: bool,
+    /// A `[vdso]` line in /proc/PID/maps; `None` where the maps could not be read.
+    pub has_vdso: Option<bool>,
     /// The tracer's pid and name (`TracerPid` in /proc/PID/status).
     pub tracer: Option<(u32, String)>,
     /// What the executable says, where it could be read.
@@ -96,8 +96,20 @@ pub fn read(pid: u32) -> Facts {
     let exe = std::fs::read_link(format!("{proc}/exe"))
         .ok()
         .map(|p| p.display().to_string());
-    let maps = std::fs::read_to_string(format!("{proc}/maps")).unwrap_or_default();
-    if maps.is_empty() {
+    let mut unknown = Vec::new();
+    let maps = match std::fs::read_to_string(format!("{proc}/maps")) {
+        Ok(maps) => maps,
+        // Another user's process without ptrace read access (CAP_PERFMON alone).
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            unknown.push(format!(
+                "memory map: not permitted: needs {}",
+                object::EXE_NEEDS
+            ));
+            String::new()
+        }
+        Err(_) => String::new(),
+    };
+    if maps.is_empty() && unknown.is_empty() {
         // Exiting (its memory already gone) or a kernel thread: nothing to judge by.
         return Facts {
             comm,
@@ -111,7 +123,6 @@ pub fn read(pid: u32) -> Facts {
         .and_then(|v| v.trim().parse::<u32>().ok())
         .filter(|&t| t != 0)
         .map(|t| (t, self::comm(t).unwrap_or_default()));
-    let mut unknown = Vec::new();
     let program = object::open(&format!("{proc}/exe"), object::EXE_NEEDS)
         .and_then(|f| binary::executable(&f))
         .map_err(|e| unknown.push(format!("executable: {e}")))
@@ -121,7 +132,7 @@ pub fn read(pid: u32) -> Facts {
         comm,
         exe,
         seen: true,
-        has_vdso: maps.lines().any(|l| l.ends_with("[vdso]")),
+        has_vdso: (!maps.is_empty()).then(|| maps.lines().any(|l| l.ends_with("[vdso]"))),
         tracer,
         program,
         libc,

@@ -99,7 +99,7 @@ pub fn judge(call: Call, clock: Option<i32>, p: &Facts, host: &Host) -> Judged {
             Kind::Served => {}
         }
     }
-    if p.seen && !p.has_vdso {
+    if p.seen && p.has_vdso == Some(false) {
         return judged(Reason::NoVdsoMapping, "the process runs without a vDSO (vdso=0 on the kernel command line, an emulator, or a loader that unmapped it): run it where a vDSO is mapped");
     }
     if call.reads_clocksource()
@@ -147,7 +147,7 @@ mod tests {
         Facts {
             comm: "x".into(),
             seen: true,
-            has_vdso: true,
+            has_vdso: Some(true),
             program: Some(Exe {
                 class: vdsotime::ElfClass::Elf64,
                 interp: Some("/lib64/ld-linux-x86-64.so.2".into()),
@@ -195,7 +195,7 @@ mod tests {
         );
         assert_eq!(r(Call::Getcpu, None, &p, &slow), Reason::DirectSyscall);
         let novdso = Facts {
-            has_vdso: false,
+            has_vdso: Some(false),
             ..running()
         };
         assert_eq!(

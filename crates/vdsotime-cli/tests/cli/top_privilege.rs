@@ -109,3 +109,54 @@ fn a_setuid_start_ignores_the_environment() {
     );
     assert_eq!(c, 0, "stdout:\n{out}\nstderr:\n{err}");
 }
+
+/// With CAP_PERFMON but without CAP_SYS_PTRACE (nor CAP_SYS_ADMIN), another user's
+/// program cannot be read: its row says what is unknown and which capability would
+/// reveal it, instead of taking it for a process that exited.
+#[test]
+fn another_user_s_program_unreadable_is_said_so() {
+    const TEST: &str = "top_privilege::another_user_s_program_unreadable_is_said_so";
+    let dir = scratch("top-no-ptrace");
+    if !crate::top::traceable(TEST) {
+        return;
+    }
+    let Some(exe) = crate::top::build_loop(TEST, &dir) else {
+        return;
+    };
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let looping = crate::top::start(
+        Command::new("setpriv")
+            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+            .arg(&exe)
+            .args(["syscall", "500", "60"]),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // setpriv has exec'd the loop: same pid.
+    let pid = looping.pid().to_string();
+    let mut top = Command::new("setpriv");
+    top.args([
+        "--bounding-set=-sys_ptrace,-sys_admin,-checkpoint_restore",
+        "--inh-caps=-all",
+    ])
+    .arg(env!("CARGO_BIN_EXE_vdsotime"))
+    .args(["top", "--once", "--duration", "1", "--json", "--pid", &pid]);
+    let (c, out, err) = parts(&crate::process::output(&mut top, crate::LIMIT));
+    if c == 77 {
+        return skip(
+            TEST,
+            "perf",
+            format!("cannot trace with CAP_PERFMON alone: {err}"),
+        );
+    }
+    assert_eq!(c, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let rows = crate::top::rows_of(&doc, looping.pid());
+    assert_eq!(rows.len(), 1, "{doc:#}");
+    let row = &rows[0];
+    assert_ne!(row["reason"], "exited_unchecked", "{row:#}");
+    let unknown = row["unknown"].to_string();
+    assert!(
+        unknown.contains("executable: not permitted: needs CAP_SYS_PTRACE"),
+        "{row:#}"
+    );
+}
