@@ -37,10 +37,17 @@ impl Host {
         }
     }
 
-    /// ns one call of `syscall` wastes against the vDSO: the doctor's system call cost
-    /// less its vDSO cost, for that function (and `clock_gettime(MONOTONIC)` for a call
-    /// or clock it did not time). `None` where neither was measured.
-    pub fn waste_ns(&self, syscall: &str) -> Option<f64> {
+    /// ns one call of `syscall` with clock `clock` (its name) wastes against the vDSO:
+    /// its system call cost (`measured` for its own clock where given, else the
+    /// doctor's) less the doctor's vDSO cost of that function and clock (or of the
+    /// function, or of `clock_gettime(MONOTONIC)`, where that was not timed). `None`
+    /// where nothing was measured.
+    pub fn waste_ns(
+        &self,
+        syscall: &str,
+        clock: Option<&str>,
+        measured: Option<f64>,
+    ) -> Option<f64> {
         let base = match syscall {
             "clock_gettime64" => "clock_gettime",
             "clock_getres_time64" => "clock_getres",
@@ -51,7 +58,10 @@ impl Host {
                 .iter()
                 .find(|c| c.function == f && (clock.is_none() || c.clock.as_deref() == clock))
         };
-        let c = find(base, None).or_else(|| find("clock_gettime", Some("CLOCK_MONOTONIC")))?;
-        Some((c.syscall_ns - c.vdsotime_ns).max(0.0))
+        let c = clock
+            .and_then(|name| find(base, Some(name)))
+            .or_else(|| find(base, None))
+            .or_else(|| find("clock_gettime", Some("CLOCK_MONOTONIC")))?;
+        Some((measured.unwrap_or(c.syscall_ns) - c.vdsotime_ns).max(0.0))
     }
 }

@@ -14,6 +14,7 @@ pub mod host;
 pub mod live;
 pub mod object;
 pub mod perf;
+pub mod price;
 pub mod process;
 pub mod prometheus;
 pub mod reason;

@@ -143,7 +143,11 @@ pub fn text(doc: &Document, lines: usize) -> String {
             r.clock.clone().unwrap_or_else(|| "-".into()),
             r.calls.to_string(),
             rate(r.per_second),
-            cpu(r.wasted_cpu),
+            if r.vdso_path {
+                cpu(r.wasted_cpu)
+            } else {
+                "no vDSO path".into()
+            },
             r.reason.to_string(),
         ]);
     }
@@ -177,6 +181,8 @@ mod tests {
             reason,
             fix: format!("the fix for {reason}"),
             wasted_cpu: Some(0.0),
+            syscall_ns: None,
+            vdso_path: true,
             exited: false,
             traced: None,
             libc: None,

@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::top::clocks;
 use crate::top::host::Host;
 use crate::top::perf::Event;
+use crate::top::price;
 use crate::top::process::{self, Facts};
 use crate::top::reason;
 use crate::top::syscalls::{self, Call};
@@ -33,9 +34,16 @@ pub struct Row {
     pub reason: &'static str,
     /// What to change.
     pub fix: String,
-    /// CPU seconds per second these calls cost over the vDSO's (calls/s × (system call
-    /// − vDSO) from the doctor's measurement on this host).
+    /// CPU seconds per second these calls cost over the vDSO's: calls/s × (system call
+    /// − vDSO), the system call timed here for this clock, the vDSO by the doctor.
+    /// `null` for a clock the vDSO never serves (`vdso_path` false).
     pub wasted_cpu: Option<f64>,
+    /// ns one such system call costs here, timed for its own clock (for the calls that
+    /// take one).
+    pub syscall_ns: Option<f64>,
+    /// Whether the vDSO could ever serve this call and clock: false for CPU-time,
+    /// dynamic, disabled aux and unknown clocks, which have no vDSO cost to save.
+    pub vdso_path: bool,
     /// The process had exited when the row was made.
     pub exited: bool,
     /// A ptrace tracer attached to the process, `strace (pid 9)`: each call also stops
@@ -62,6 +70,8 @@ pub struct Tally {
     pub only: Option<u32>,
     /// This process (the tool itself), never counted.
     pub own: u32,
+    /// Each (call, clock) timed so far, ns a system call ([`price::syscall_ns`]).
+    prices: HashMap<(Call, i32), Option<f64>>,
 }
 
 impl Tally {
@@ -110,8 +120,16 @@ impl Tally {
         self.comms.retain(|&pid, _| process::alive(pid));
     }
 
-    /// The rows over `seconds`, most calls first.
-    pub fn rows(&self, seconds: f64, host: &Host) -> Vec<Row> {
+    /// The rows over `seconds`, most calls first. A clock seen for the first time is
+    /// timed here.
+    pub fn rows(&mut self, seconds: f64, host: &Host) -> Vec<Row> {
+        for &(_, call, clock) in self.counts.keys() {
+            if let Some(id) = clock {
+                self.prices
+                    .entry((call, id))
+                    .or_insert_with(|| price::syscall_ns(call, id));
+            }
+        }
         let mut rows: Vec<Row> = self
             .counts
             .iter()
@@ -119,6 +137,14 @@ impl Tally {
                 let facts = self.facts.get(&pid).cloned().unwrap_or_default();
                 let judged = reason::judge(call, clock, &facts, host);
                 let per_second = calls as f64 / seconds;
+                let clock_name = clock.map(clocks::name);
+                let syscall_ns =
+                    clock.and_then(|id| self.prices.get(&(call, id)).copied().flatten());
+                let vdso_path = price::has_vdso_path(clock, &host.aux_enabled);
+                let wasted_cpu = vdso_path
+                    .then(|| host.waste_ns(call.name(), clock_name.as_deref(), syscall_ns))
+                    .flatten()
+                    .map(|ns| per_second * ns * 1e-9);
                 let comm = if facts.comm.is_empty() {
                     self.comms.get(&pid).cloned().unwrap_or_default()
                 } else {
@@ -129,12 +155,14 @@ impl Tally {
                     comm,
                     exe: facts.exe.clone(),
                     syscall: call.name(),
-                    clock: clock.map(clocks::name),
+                    clock: clock_name,
                     calls,
                     per_second,
                     reason: judged.reason.code(),
                     fix: judged.fix,
-                    wasted_cpu: host.waste_ns(call.name()).map(|ns| per_second * ns * 1e-9),
+                    wasted_cpu,
+                    syscall_ns,
+                    vdso_path,
                     exited: !process::alive(pid),
                     traced: facts
                         .tracer

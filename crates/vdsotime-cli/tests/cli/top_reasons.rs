@@ -25,6 +25,14 @@ fn a_glibc_cpu_time_loop_gets_the_cpu_time_reason() {
         "{}",
         rows[0]
     );
+    // No vDSO path, so no waste against it; what the call costs, timed for its clock.
+    assert_eq!(rows[0]["vdso_path"], false, "{}", rows[0]);
+    assert!(rows[0]["wasted_cpu"].is_null(), "{}", rows[0]);
+    assert!(
+        rows[0]["syscall_ns"].as_f64().is_some_and(|ns| ns > 0.0),
+        "{}",
+        rows[0]
+    );
 }
 
 #[test]
