@@ -73,7 +73,8 @@ Reasons, checked in this order, each with its evidence (the first that holds cou
                       s390x)
   static_binary       no PT_INTERP, and the executable nowhere names the vDSO's
                       clock_gettime, so nothing in it can call the vDSO
-  exited_unchecked    exited before /proc could be read; only the clock was checked
+  exited_unchecked    exited before /proc could be read, or outside this PID namespace
+                      (one row, pid 0); only the clock was checked
   direct_syscall      none of the above: the program calls the kernel itself
 A process with a ptrace tracer (TracerPid in /proc/PID/status) is marked traced, as
 well as given its reason: each of its calls also stops for the tracer. Facts that could

@@ -87,8 +87,29 @@ pub fn alive(pid: u32) -> bool {
     !matches!(state, Some('Z' | 'X') | None)
 }
 
+/// `PROC_PID_INIT_INO`: the inode number of the initial PID namespace's
+/// /proc/PID/ns/pid (include/linux/proc_ns.h).
+const INITIAL_PID_NAMESPACE: u64 = 0xEFFF_FFFC;
+
+/// Whether this process sees the initial PID namespace's numbers (not a container's).
+pub fn in_initial_pid_namespace() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self/ns/pid").is_ok_and(|m| m.ino() == INITIAL_PID_NAMESPACE)
+}
+
+/// The name of the row of every process outside this PID namespace: the kernel
+/// reports their calls with pid 0, as they have no number here.
+pub const OUTSIDE: &str = "(outside this PID namespace)";
+
 /// Reads everything about `pid` that /proc still shows; `seen` is false if nothing.
 pub fn read(pid: u32) -> Facts {
+    if pid == 0 {
+        // No process of this namespace has it (the idle tasks make no system calls).
+        return Facts {
+            comm: OUTSIDE.into(),
+            ..Facts::default()
+        };
+    }
     let proc = format!("/proc/{pid}");
     let Some(comm) = comm(pid) else {
         return Facts::default();

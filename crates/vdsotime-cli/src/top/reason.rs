@@ -43,7 +43,7 @@ pub const ALL: [(Reason, &str, &str); 10] = [
     (Reason::Clocksource, "clocksource", "the doctor proved here that the vDSO falls back to the system call for CLOCK_MONOTONIC, and the call reads the clocksource: gettimeofday, or clock_gettime of REALTIME, MONOTONIC, MONOTONIC_RAW, BOOTTIME, TAI or an aux clock (never the coarse clocks or time())"),
     (Reason::GetrandomNoVdso, "getrandom_no_vdso", "getrandom, and this process's vDSO lacks __vdso_getrandom (Linux 6.11+), or the C library mapped is not one that calls it (glibc 2.41+ by its GLIBC_2.N versions; Go 1.24+ calls it itself on amd64, arm64, ppc64x, loong64, s390x)"),
     (Reason::StaticBinary, "static_binary", "a static program (no PT_INTERP) that nowhere names its architecture's vDSO clock_gettime, so no code in it can call the vDSO"),
-    (Reason::ExitedUnchecked, "exited_unchecked", "the process exited before its /proc entry could be read; only its clock id was checked"),
+    (Reason::ExitedUnchecked, "exited_unchecked", "the process could not be examined: it exited before its /proc entry could be read, or it is outside this PID namespace (pid 0); only its clock id was checked"),
     (Reason::DirectSyscall, "direct_syscall", "none of the above: the program enters the kernel itself (syscall(), inline assembly, a runtime without vDSO support)"),
 ];
 
@@ -128,6 +128,12 @@ pub fn judge(call: Call, clock: Option<i32>, p: &Facts, host: &Host) -> Judged {
         .is_some_and(|e| e.names_the_vdso == Some(false));
     if p.seen && static_without_vdso {
         return judged(Reason::StaticBinary, "a static binary that never names the vDSO's functions, so its C library or runtime cannot call them: link it dynamically, or with a C library that calls the vDSO");
+    }
+    if !p.seen && p.comm == crate::top::process::OUTSIDE {
+        return judged(
+            Reason::ExitedUnchecked,
+            "processes outside this PID namespace cannot be examined from it: run vdsotime top in the host's namespace to see each",
+        );
     }
     if !p.seen {
         return judged(

@@ -89,6 +89,8 @@ impl Tally {
         for e in events {
             match e {
                 Event::Lost(n) => self.lost += n,
+                // pid 0: a process outside this PID namespace, whose names do not help.
+                Event::Comm { pid: 0, .. } => {}
                 Event::Comm { pid, comm } => {
                     self.comms.insert(*pid, comm.clone());
                 }
@@ -163,7 +165,7 @@ impl Tally {
                     wasted_cpu,
                     syscall_ns,
                     vdso_path,
-                    exited: !process::alive(pid),
+                    exited: pid != 0 && !process::alive(pid),
                     traced: facts
                         .tracer
                         .as_ref()

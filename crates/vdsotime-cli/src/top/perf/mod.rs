@@ -94,7 +94,11 @@ impl Tracer {
         numbers: &[i64],
         only: Option<u32>,
     ) -> Result<Tracer, TraceError> {
-        let only = only.map(|pid| (pid, to_name(threads_of(pid))));
+        // The filter compares the initial namespace's thread ids: from inside another
+        // PID namespace it names none, and the samples' ids (the kernel gives them in
+        // the opener's namespace) pick the process out.
+        let own_numbers = crate::top::process::in_initial_pid_namespace();
+        let only = only.map(|pid| (pid, to_name(threads_of(pid)).filter(|_| own_numbers)));
         let threads = match &only {
             Some((_, Some(t))) => t.as_slice(),
             _ => &[],
