@@ -198,7 +198,10 @@ mod tests {
         let f = read(std::process::id());
         assert!(f.seen && !f.comm.is_empty());
         assert!(f.program.is_some(), "its own executable is ELF: {f:?}");
-        assert!(f.unknown.is_empty(), "{f:?}");
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            assert!(f.unknown.is_empty(), "root reads everything: {f:?}");
+        }
         assert!(f.exe.is_some());
     }
 
