@@ -105,6 +105,9 @@ pub fn text(doc: &Document, lines: usize) -> String {
     if let (Some(pid), Some(true)) = (doc.pid, doc.pid_exited) {
         out += &format!("Process {pid} exited during the interval.\n");
     }
+    if let Some(first) = doc.rows.iter().find_map(|r| r.unknown.first()) {
+        out += &format!("Some facts could not be read ({first}): --json lists them per row.\n");
+    }
     if doc.rows.is_empty() {
         out += "No process entered the kernel for the time.\n";
         return out;
@@ -206,6 +209,15 @@ mod tests {
         let text = text(&doc, SCREEN_LINES);
         assert!(text.lines().count() <= SCREEN_LINES, "{text}");
         assert!(text.contains("more rows"), "{text}");
+        let mut hidden = rows.clone();
+        hidden[0].unknown = vec!["executable: not permitted: needs CAP_SYS_PTRACE".into()];
+        let doc = Document::new(&hidden, 1.0, None, 0, &host);
+        let text = text_of(&doc);
+        assert!(
+            text.contains("could not be read (executable: not permitted"),
+            "{text}"
+        );
+        assert!(text.lines().count() <= SCREEN_LINES, "{text}");
         let doc = Document::new(&[], 1.0, None, 0, &host);
         assert!(
             text_of(&doc).starts_with("Time system calls over 1.0 s: 0.0 calls/s, wasting 0.00%")
