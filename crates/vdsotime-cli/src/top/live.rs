@@ -119,7 +119,8 @@ pub fn run(tracer: &mut Tracer, tally: &mut Tally, host: &Host) {
             continue;
         }
         let rows = tally.rows(seconds, host);
-        let doc = Document::new(&rows, seconds, tally.only, tally.lost, host);
+        let mut doc = Document::new(&rows, seconds, tally.only, tally.lost, host);
+        doc.thread_limit = tracer.thread_limit();
         let screen = render::text(&doc, screen_lines());
         let _ = write!(
             out,

@@ -208,7 +208,8 @@ pub fn run(args: &TopArgs) -> Exit {
     }
     let seconds = start.elapsed().as_secs_f64();
     let rows = tally.rows(seconds, &host);
-    let doc = render::Document::new(&rows, seconds, args.pid, tally.lost, &host);
+    let mut doc = render::Document::new(&rows, seconds, args.pid, tally.lost, &host);
+    doc.thread_limit = tracer.thread_limit();
     let document = match format {
         Format::Json => serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n",
         Format::Prometheus => prometheus::render(&doc, args.top),

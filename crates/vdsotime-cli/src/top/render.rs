@@ -21,7 +21,8 @@ pub struct Document<'a> {
     pub total_wasted_cpu: f64,
     /// Samples the kernel dropped (full buffers): the counts are low by that many.
     pub lost_samples: u64,
-    /// With `--pid`: what the count of its threads still misses.
+    /// With `--pid`: what the count of its threads still misses (set from
+    /// [`crate::top::perf::Tracer::thread_limit`]).
     pub thread_limit: Option<&'static str>,
     /// With `--pid`: whether that process had exited by the end.
     pub pid_exited: Option<bool>,
@@ -40,7 +41,7 @@ impl<'a> Document<'a> {
             total_per_second: rows.iter().map(|r| r.per_second).sum::<f64>() + 0.0,
             total_wasted_cpu: rows.iter().filter_map(|r| r.wasted_cpu).sum::<f64>() + 0.0,
             lost_samples: lost,
-            thread_limit: pid.map(|_| THREAD_LIMIT),
+            thread_limit: None,
             pid_exited: pid.map(|p| !crate::top::process::alive(p)),
             rows,
         }
@@ -93,8 +94,8 @@ pub fn text(doc: &Document, lines: usize) -> String {
         cpu(Some(doc.total_wasted_cpu)),
         doc.clocksource.unwrap_or("unknown"),
     );
-    if doc.pid.is_some() {
-        out += &format!("Note: {THREAD_LIMIT}.\n");
+    if let Some(limit) = doc.thread_limit {
+        out += &format!("Note: {limit}.\n");
     }
     if doc.lost_samples > 0 {
         out += &format!(
@@ -205,7 +206,8 @@ mod tests {
         ];
         let rows: Vec<Row> = (0..100).map(|i| row(i, reasons[i as usize % 5])).collect();
         let host = Host::default();
-        let doc = Document::new(&rows, 1.0, Some(1), 3, &host);
+        let mut doc = Document::new(&rows, 1.0, Some(1), 3, &host);
+        doc.thread_limit = Some(THREAD_LIMIT);
         let text = text(&doc, SCREEN_LINES);
         assert!(text.lines().count() <= SCREEN_LINES, "{text}");
         assert!(text.contains("more rows"), "{text}");

@@ -37,6 +37,9 @@ pub struct Tracer {
     /// `--pid`: the process, and the threads the filter names now (`None`: it names
     /// none, as the process had too many to name).
     only: Option<(u32, Option<Vec<u32>>)>,
+    /// Whether the filter has named threads at any time: then a thread's calls before
+    /// the read that named it were missed.
+    named_threads: bool,
 }
 
 /// The tracepoint filter: `id == 228 || id == 96 || ...`, and with `threads`,
@@ -108,11 +111,13 @@ impl Tracer {
         for r in &rings {
             switch(&r.fd, true);
         }
+        let named_threads = matches!(only, Some((_, Some(_))));
         Ok(Tracer {
             rings,
             layout,
             numbers: numbers.to_vec(),
             only,
+            named_threads,
         })
     }
 
@@ -153,6 +158,13 @@ impl Tracer {
         }
         self.rings = fresh;
         self.only = Some((*pid, now));
+    }
+
+    /// What the count of the watched process's threads misses, if anything: with a
+    /// filter that named its threads, a new thread's calls before the read that named it.
+    pub fn thread_limit(&self) -> Option<&'static str> {
+        self.named_threads
+            .then_some(crate::top::render::THREAD_LIMIT)
     }
 
     /// Takes every record written since the last call, in each CPU's order.
