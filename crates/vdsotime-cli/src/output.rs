@@ -82,10 +82,13 @@ pub fn print_json<T: Serialize>(v: &T) -> Result<(), String> {
     writeln!(out, "{s}").map_err(|e| format!("stdout: {e}"))
 }
 
+/// Set by a command that says in its own words what it measures (`top`): no bar then.
+pub static NO_PROGRESS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// A progress bar on stderr, hidden unless stderr is a terminal (so logs and
-/// pipes stay clean).
+/// pipes stay clean) or [`NO_PROGRESS`] is set.
 pub fn progress(len: u64, what: &str) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
+    if !std::io::stderr().is_terminal() || NO_PROGRESS.load(std::sync::atomic::Ordering::Relaxed) {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::new(len);

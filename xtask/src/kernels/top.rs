@@ -37,8 +37,9 @@ const READ_FROM_CLOCKSOURCE: &[&str] = &[
     "CLOCK_TAI",
 ];
 
-/// The system calls that read a clock.
-const CLOCK_READS: &[&str] = &["clock_gettime", "clock_gettime64", "gettimeofday", "time"];
+/// The system calls that read the clocksource for a clock above (not `time`: the vDSO's
+/// time() returns the last tick's seconds under any clocksource).
+const CLOCK_READS: &[&str] = &["clock_gettime", "clock_gettime64", "gettimeofday"];
 
 /// A process `vm-top-watch` started.
 #[derive(Debug, PartialEq)]
@@ -155,7 +156,7 @@ pub fn judge(
 }
 
 /// Whether row `r` is a read of a clock the vDSO would serve from the clocksource (a
-/// clock call of such a clock, or gettimeofday and time, which have none): the rows the
+/// clock call of such a clock, or gettimeofday, which has none): the rows the
 /// clocksource reason must explain, whoever made them.
 fn reads_clocksource(r: &Value) -> bool {
     CLOCK_READS.contains(&r.str_at("syscall"))

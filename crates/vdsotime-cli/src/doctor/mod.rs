@@ -287,16 +287,52 @@ pub fn run(args: &DoctorArgs, json: bool) -> Exit {
             paths_table(&paths)
         ),
     };
-    match &args.output {
-        Some(file) => replace_file::replace(file, document.as_bytes())?,
+    write_document(args.output.as_deref(), &document)?;
+    Ok(exit_code(&verdict))
+}
+
+/// What the doctor finds of this host's clocksource and call costs: what `top` judges
+/// and prices by.
+#[derive(Clone, Debug, Default)]
+pub struct ClocksourceFacts {
+    /// The current clocksource's name.
+    pub name: Option<String>,
+    /// The doctor proved (or timed) that the vDSO falls back to the system call for
+    /// `clock_gettime(MONOTONIC)`: it cannot read the clocksource in user space.
+    pub vdso_falls_back: bool,
+    /// Each timed function's system call and vDSO costs.
+    pub costs: Vec<profile::Cost>,
+}
+
+/// Probes and measures this host as `vdsotime doctor --duration SECONDS` does, and gives
+/// its clocksource facts: the one way into the doctor for another command.
+pub fn clocksource_facts(seconds: f64) -> ClocksourceFacts {
+    let (profile, _) = profile::collect(&plan(seconds));
+    let paths = call_paths::derive(&profile);
+    let vdso_falls_back = paths.iter().any(|p| {
+        p.function == "clock_gettime"
+            && p.clock.as_deref() == Some("MONOTONIC")
+            && p.path == call_paths::PathKind::VdsoFallback
+    });
+    ClocksourceFacts {
+        name: profile.facts.clocksource.clone(),
+        vdso_falls_back,
+        costs: profile.costs,
+    }
+}
+
+/// Writes `document` to `file` whole or not at all ([`replace_file::replace`]), or to
+/// standard output: `--output` of `doctor` and `top`.
+pub fn write_document(file: Option<&std::path::Path>, document: &str) -> Result<(), String> {
+    match file {
+        Some(file) => replace_file::replace(file, document.as_bytes()),
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(document.as_bytes())
                 .and_then(|()| out.flush())
-                .map_err(|e| format!("stdout: {e}"))?;
+                .map_err(|e| format!("stdout: {e}"))
         }
     }
-    Ok(exit_code(&verdict))
 }
 
 fn unix_now() -> f64 {

@@ -61,6 +61,13 @@ pub fn kind(id: i32, aux_enabled: &[i32]) -> Kind {
     }
 }
 
+/// Whether the vDSO reads the clocksource for clock `id` (so that a clocksource it
+/// cannot read sends it to the kernel): the high-resolution clocks and the aux clocks,
+/// not the coarse ones, which it serves from the last tick's time under any clocksource.
+pub fn reads_clocksource(id: i32) -> bool {
+    matches!(id, 0 | 1 | 4 | 7 | 11 | 16..=23)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

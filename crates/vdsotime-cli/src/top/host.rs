@@ -2,8 +2,7 @@
 //! doctor's own proof and measurement (whether the vDSO reads the clocksource, what a
 //! system call and a vDSO call cost here), the vDSO's getrandom, the enabled aux clocks.
 
-use crate::doctor::call_paths::{self, PathKind};
-use crate::doctor::profile::{self, Cost};
+use crate::doctor::profile::Cost;
 
 /// Host-wide facts.
 #[derive(Clone, Debug, Default)]
@@ -24,30 +23,31 @@ pub struct Host {
 impl Host {
     /// Probes and measures as `vdsotime doctor` does, for `seconds` per path.
     pub fn collect(seconds: f64) -> Host {
-        let (profile, _) = profile::collect(&crate::doctor::plan(seconds));
-        let paths = call_paths::derive(&profile);
-        let clocksource_slow = paths.iter().any(|p| {
-            p.function == "clock_gettime"
-                && p.clock.as_deref() == Some("MONOTONIC")
-                && p.path == PathKind::VdsoFallback
-        });
+        let doctor = crate::doctor::clocksource_facts(seconds);
         Host {
-            clocksource: profile.facts.clocksource.clone(),
-            clocksource_slow,
+            clocksource: doctor.name,
+            clocksource_slow: doctor.vdso_falls_back,
             vdso_getrandom: vdsotime::vdso()
                 .is_some_and(|v| v.lookup("__vdso_getrandom", None).is_some()),
             aux_enabled: crate::aux_clocks::enabled()
                 .into_iter()
                 .map(|c| c.as_raw())
                 .collect(),
-            costs: profile.costs,
+            costs: doctor.costs,
         }
     }
 
-    /// ns one call of `syscall` wastes against the vDSO: the doctor's system call cost
-    /// less its vDSO cost, for that function (and `clock_gettime(MONOTONIC)` for a call
-    /// or clock it did not time). `None` where neither was measured.
-    pub fn waste_ns(&self, syscall: &str) -> Option<f64> {
+    /// ns one call of `syscall` with clock `clock` (its name) wastes against the vDSO:
+    /// its system call cost (`measured` for its own clock where given, else the
+    /// doctor's) less the doctor's vDSO cost of that function and clock (or of the
+    /// function, or of `clock_gettime(MONOTONIC)`, where that was not timed). `None`
+    /// where nothing was measured.
+    pub fn waste_ns(
+        &self,
+        syscall: &str,
+        clock: Option<&str>,
+        measured: Option<f64>,
+    ) -> Option<f64> {
         let base = match syscall {
             "clock_gettime64" => "clock_gettime",
             "clock_getres_time64" => "clock_getres",
@@ -58,7 +58,10 @@ impl Host {
                 .iter()
                 .find(|c| c.function == f && (clock.is_none() || c.clock.as_deref() == clock))
         };
-        let c = find(base, None).or_else(|| find("clock_gettime", Some("CLOCK_MONOTONIC")))?;
-        Some((c.syscall_ns - c.vdsotime_ns).max(0.0))
+        let c = clock
+            .and_then(|name| find(base, Some(name)))
+            .or_else(|| find(base, None))
+            .or_else(|| find("clock_gettime", Some("CLOCK_MONOTONIC")))?;
+        Some((measured.unwrap_or(c.syscall_ns) - c.vdsotime_ns).max(0.0))
     }
 }

@@ -3,7 +3,6 @@
 //! for the keys, and restored on the way out.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::top::host::Host;
@@ -11,15 +10,11 @@ use crate::top::perf::Tracer;
 use crate::top::render::{self, Document};
 use crate::top::tally::Tally;
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::Relaxed);
-}
-
 /// Standard input in non-canonical mode without echo, restored when dropped.
 struct Keys {
     saved: Option<libc::termios>,
+    /// Standard input ended (or failed): no key can come, so waiting is sleeping.
+    ended: std::cell::Cell<bool>,
 }
 
 impl Keys {
@@ -28,7 +23,10 @@ impl Keys {
         let mut t: libc::termios = unsafe { std::mem::zeroed() };
         // SAFETY: fd 0 and a valid pointer.
         if unsafe { libc::tcgetattr(0, &mut t) } != 0 {
-            return Keys { saved: None };
+            return Keys {
+                saved: None,
+                ended: std::cell::Cell::new(false),
+            };
         }
         let saved = t;
         t.c_lflag &= !(libc::ICANON | libc::ECHO);
@@ -36,11 +34,18 @@ impl Keys {
         t.c_cc[libc::VTIME] = 0;
         // SAFETY: fd 0 and a valid termios.
         unsafe { libc::tcsetattr(0, libc::TCSANOW, &t) };
-        Keys { saved: Some(saved) }
+        Keys {
+            saved: Some(saved),
+            ended: std::cell::Cell::new(false),
+        }
     }
 
     /// Whether `q` was typed, waiting at most `timeout` for a key.
     fn quit(&self, timeout: Duration) -> bool {
+        if self.ended.get() {
+            std::thread::sleep(timeout);
+            return false;
+        }
         let mut fds = libc::pollfd {
             fd: 0,
             events: libc::POLLIN,
@@ -54,7 +59,15 @@ impl Keys {
         let mut buf = [0u8; 16];
         // SAFETY: reads into a buffer of that length.
         let n = unsafe { libc::read(0, buf.as_mut_ptr().cast(), buf.len()) };
-        let n = usize::try_from(n).unwrap_or(0);
+        // 0 at the end of input, -1 on an error: poll would say "readable" for ever.
+        let Ok(n @ 1..) = usize::try_from(n) else {
+            let again = matches!(
+                std::io::Error::last_os_error().raw_os_error(),
+                Some(libc::EINTR | libc::EAGAIN)
+            );
+            self.ended.set(n == 0 || !again);
+            return false;
+        };
         buf[..n].iter().any(|&b| b == b'q' || b == b'Q')
     }
 }
@@ -68,8 +81,8 @@ impl Drop for Keys {
     }
 }
 
-/// Table rows that fit the terminal beside the totals, the fixes and the footer.
-fn table_rows() -> usize {
+/// Lines of the terminal the text may fill, leaving two for the footer.
+fn screen_lines() -> usize {
     // SAFETY: a zeroed winsize is a valid out-parameter for TIOCGWINSZ on fd 1.
     let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
     // SAFETY: fd 1 and a valid pointer of the size the request writes.
@@ -79,23 +92,23 @@ fn table_rows() -> usize {
     } else {
         24
     };
-    height.saturating_sub(14).max(3)
+    height.saturating_sub(2)
 }
 
 /// Redraws every second until `q`.
 pub fn run(tracer: &mut Tracer, tally: &mut Tally, host: &Host) {
-    let handler = on_signal as extern "C" fn(libc::c_int);
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, handler as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
-    }
+    crate::top::stop::catch();
     let keys = Keys::new();
     let mut events = Vec::new();
     let mut start = Instant::now();
     let mut out = std::io::stdout();
+    let _ = writeln!(
+        out,
+        "\x1b[H\x1b[2JMeasuring: the first second's calls appear after it. q quits."
+    );
+    let _ = out.flush();
     loop {
-        if keys.quit(crate::top::perf::READ_EVERY) || INTERRUPTED.load(Ordering::Relaxed) {
+        if keys.quit(crate::top::perf::READ_EVERY) || crate::top::stop::interrupted() {
             break;
         }
         events.clear();
@@ -106,8 +119,9 @@ pub fn run(tracer: &mut Tracer, tally: &mut Tally, host: &Host) {
             continue;
         }
         let rows = tally.rows(seconds, host);
-        let doc = Document::new(&rows, seconds, tally.only, tally.lost, host);
-        let screen = render::text(&doc, table_rows());
+        let mut doc = Document::new(&rows, seconds, tally.only, tally.lost, host);
+        doc.thread_limit = tracer.thread_limit();
+        let screen = render::text(&doc, screen_lines());
         let _ = write!(
             out,
             "\x1b[H\x1b[2J{screen}\nq quits; refreshed every second.\n"

@@ -8,14 +8,18 @@ use std::time::{Duration, Instant};
 
 use crate::output::{self, Exit};
 
+pub mod binary;
 pub mod clocks;
 pub mod host;
 pub mod live;
+pub mod object;
 pub mod perf;
+pub mod price;
 pub mod process;
 pub mod prometheus;
 pub mod reason;
 pub mod render;
+pub mod stop;
 pub mod syscalls;
 pub mod tally;
 pub mod tracefs;
@@ -44,21 +48,38 @@ perf_event_open on every CPU with an in-kernel filter that passes only the time
 system calls (clock_gettime, clock_gettime64, gettimeofday, time, clock_getres,
 clock_getres_time64, getcpu, getrandom; on x86_64 also those of i386 processes).
 It needs root, or CAP_PERFMON with read access to tracefs; tracefs is mounted at
-/sys/kernel/tracing if it is not. Wasted CPU is calls/s x (system call - vDSO
+/sys/kernel/tracing if it is not. Reading other users' executables and C libraries
+also needs CAP_SYS_PTRACE and CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE); without
+them those facts are shown as unknown, with what would reveal them. To let a group
+of users run it without sudo, give the capabilities to a copy only that group runs:
+  sudo install -m 0750 -g tracers \"$(command -v vdsotime)\" /usr/local/libexec/vdsotime-top
+  sudo setcap cap_perfmon,cap_dac_read_search,cap_sys_ptrace+ep /usr/local/libexec/vdsotime-top
+Started with raised privileges (setuid, file capabilities), it reads no environment
+variable (VDSOTIME_TRACEFS names another tracefs otherwise). Wasted CPU is calls/s x (system call - vDSO
 cost), both measured on this host as `vdsotime doctor` measures them.
 
-Reasons, checked in this order (the first that holds is the row's):
-  cpu_time_clock      CPU-time clock (PROCESS/THREAD_CPUTIME_ID, clock_getcpuclockid)
-  dynamic_clock       a file descriptor's clock (PTP)
-  aux_clock_disabled  CLOCK_AUX0..7 not enabled
-  clock_not_in_vdso   another id the vDSO never serves (alarm clocks, invalid ids)
-  no_vdso_mapping     no [vdso] in /proc/PID/maps
-  clocksource         the vDSO cannot read the clocksource (see vdsotime doctor)
-  getrandom_no_vdso   kernel older than 6.11, or C library older than glibc 2.41
-  traced              a ptrace tracer (strace, gdb) is attached
-  static_binary       no interpreter: the libc linked in made the call
-  exited_unchecked    exited before /proc could be read; only the clock was checked
+Reasons, checked in this order, each with its evidence (the first that holds counts):
+  cpu_time_clock      the clock id is PROCESS/THREAD_CPUTIME_ID or clock_getcpuclockid's
+  dynamic_clock       the clock id is a file descriptor's (a PTP device)
+  aux_clock_disabled  CLOCK_AUX0..7 whose aux_clock_enable reads 0
+  clock_not_in_vdso   any other id the vDSO never serves (alarm clocks, invalid ids)
+  no_vdso_mapping     /proc/PID/maps has no [vdso] line
+  clocksource         the doctor proved here that the vDSO falls back for MONOTONIC, and
+                      the call reads the clocksource (gettimeofday; clock_gettime of a
+                      high-resolution or aux clock, never a coarse one or time())
+  getrandom_no_vdso   the vDSO lacks __vdso_getrandom, or the C library mapped does not
+                      call it (glibc older than GLIBC_2.41 by its version definitions,
+                      musl, or none: Go 1.24+ calls it on amd64, arm64, ppc64x, loong64,
+                      s390x)
+  static_binary       no PT_INTERP, and the executable nowhere names the vDSO's
+                      clock_gettime, so nothing in it can call the vDSO
+  exited_unchecked    exited before /proc could be read, or outside this PID namespace
+                      (one row, pid 0); only the clock was checked
   direct_syscall      none of the above: the program calls the kernel itself
+A process with a ptrace tracer (TracerPid in /proc/PID/status) is marked traced, as
+well as given its reason: each of its calls also stops for the tracer. Facts that could
+not be read (another user's executable without CAP_SYS_PTRACE) are listed as unknown.
+On armv7, a kernel without a usable counter has no vDSO clock functions at all.
 
 Exit status: 0 success, 1 error (no such --pid, tracing failed), 64 usage error,
 77 not permitted (no root or CAP_PERFMON, or tracefs not readable).
@@ -68,7 +89,7 @@ Examples:
   vdsotime top --once --duration 2
   vdsotime top --once --duration 2 --json | jq '.rows[] | {pid, comm, syscall, reason}'
   vdsotime top --once --pid 1 --duration 2
-  vdsotime top --duration 2 --format prometheus > vdsotime_top.prom"))]
+  vdsotime top --duration 2 --format prometheus --output vdsotime_top.prom   # replaced whole"))]
 pub struct TopArgs {
     /// Write one JSON document (--format json).
     #[arg(long)]
@@ -86,6 +107,11 @@ pub struct TopArgs {
     /// Output format (--json is --format json).
     #[arg(long, value_enum, default_value_t = Format::Table, conflicts_with = "json")]
     pub format: Format,
+    /// Write the output to FILE instead of standard output: written beside it under a
+    /// temporary name, then renamed over it, so a reader (node_exporter's textfile
+    /// collector) never sees half a file; on an error FILE keeps its previous contents.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
     /// With --format prometheus: how many process names get their own series.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub top: usize,
@@ -95,6 +121,13 @@ fn duration(s: &str) -> Result<f64, String> {
     let v: f64 = s
         .parse()
         .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if v == 0.0 {
+        return Err(
+            "0 seconds watches nothing: give how long to watch, above 0 and at most \
+             3600 seconds (the live view, without --once, runs until q)"
+                .into(),
+        );
+    }
     if v.is_finite() && v > 0.0 && v <= 3600.0 {
         Ok(v)
     } else {
@@ -102,17 +135,19 @@ fn duration(s: &str) -> Result<f64, String> {
     }
 }
 
-/// The message for a refused trace: what is missing and how to grant it.
+/// The message for a refused trace: what is missing and how to grant it, to one person
+/// or to a group, never to every user of the host.
 fn not_permitted(what: &str) -> String {
     let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
         .map_or_else(|_| "unreadable".into(), |s| s.trim().to_string());
     format!(
         "not permitted to trace system calls: {what}.\n\
-         `vdsotime top` needs root, or CAP_PERFMON (with read access to tracefs, e.g. \
-         CAP_DAC_READ_SEARCH); kernel.perf_event_paranoid is {paranoid}.\n\
-         Grant it: run it as root (sudo vdsotime top), or \
-         `sudo setcap cap_perfmon,cap_dac_read_search+ep \"$(command -v vdsotime)\"` \
-         with tracefs mounted, or lower the paranoia: `sudo sysctl kernel.perf_event_paranoid=-1`."
+         `vdsotime top` needs root, or CAP_PERFMON with read access to tracefs (e.g. \
+         CAP_DAC_READ_SEARCH), and CAP_SYS_PTRACE and CAP_SYS_ADMIN to read other users' \
+         programs; kernel.perf_event_paranoid is {paranoid}.\n\
+         Run it as root: sudo vdsotime top. To let only some users run it, give a copy \
+         that only their group may run the capabilities (see `vdsotime top --help`); never \
+         the installed binary, which every user runs."
     )
 }
 
@@ -129,6 +164,9 @@ fn traced_error(e: TraceError) -> Exit {
 /// Runs `top`.
 pub fn run(args: &TopArgs) -> Exit {
     let format = if args.json { Format::Json } else { args.format };
+    // From the start, so that an interrupt while the host is measured still ends in a
+    // (short) report.
+    stop::catch();
     if let Some(pid) = args.pid {
         if !process::alive(pid) {
             return Err(format!("--pid {pid}: no such process (or it has exited)"));
@@ -138,7 +176,12 @@ pub fn run(args: &TopArgs) -> Exit {
         Ok(l) => l,
         Err(e) => return traced_error(e),
     };
-    // Measured before tracing starts: the doctor's probe is a child process.
+    // Measured before tracing starts: the doctor's probe is a child process. Said as
+    // what it is, not as a benchmark's progress.
+    output::NO_PROGRESS.store(true, std::sync::atomic::Ordering::Relaxed);
+    if std::io::stderr().is_terminal() {
+        eprintln!("vdsotime top: measuring what a system call and a vDSO call cost here...");
+    }
     let host = host::Host::collect(crate::doctor::DEFAULT_SECONDS);
     let mut tracer = match perf::Tracer::open(layout, &syscalls::numbers(), args.pid) {
         Ok(t) => t,
@@ -159,18 +202,20 @@ pub fn run(args: &TopArgs) -> Exit {
         events.clear();
         tracer.drain(&mut events);
         tally.add(&events);
-        if left.is_zero() {
+        if left.is_zero() || stop::interrupted() {
             break;
         }
     }
     let seconds = start.elapsed().as_secs_f64();
     let rows = tally.rows(seconds, &host);
-    let doc = render::Document::new(&rows, seconds, args.pid, tally.lost, &host);
-    match format {
-        Format::Json => output::print_json(&doc)?,
-        Format::Prometheus => print!("{}", prometheus::render(&doc, args.top)),
-        Format::Table => print!("{}", render::text(&doc, render::TABLE_ROWS)),
-    }
+    let mut doc = render::Document::new(&rows, seconds, args.pid, tally.lost, &host);
+    doc.thread_limit = tracer.thread_limit();
+    let document = match format {
+        Format::Json => serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n",
+        Format::Prometheus => prometheus::render(&doc, args.top),
+        Format::Table => render::text(&doc, render::SCREEN_LINES),
+    };
+    crate::doctor::write_document(args.output.as_deref(), &document)?;
     Ok(0)
 }
 

@@ -1,19 +1,31 @@
 //! What `top` learns of a process the first time it sees it, from /proc and from its
 //! executable: name, executable, vDSO mapping, tracer, ABI, interpreter and C library.
-//! Read once and kept, so a process that exits later is still described.
+//! Read once and kept, so a process that exits later is still described. The files are
+//! the inodes the process runs and maps, opened through /proc's magic links (see
+//! [`crate::top::object`]); a fact that cannot be read is kept as unknown, with why.
 
-use std::os::unix::fs::FileExt;
-use std::path::Path;
-
+use crate::top::binary::{self, Exe};
+use crate::top::object::{self, Unknown};
 use crate::top::syscalls::Abi;
 
 /// The C library a process maps.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Libc {
-    /// glibc, with its version (`2.41`) where its file states it.
+    /// glibc, with the newest `GLIBC_2.N` its symbols define, where it could be read.
     Glibc(Option<(u32, u32)>),
     /// musl.
     Musl,
+}
+
+impl Libc {
+    /// `glibc 2.41`, `glibc`, `musl`.
+    pub fn label(&self) -> String {
+        match self {
+            Libc::Glibc(Some((a, b))) => format!("glibc {a}.{b}"),
+            Libc::Glibc(None) => "glibc".into(),
+            Libc::Musl => "musl".into(),
+        }
+    }
 }
 
 /// One process, as first seen.
@@ -25,24 +37,30 @@ pub struct Facts {
     pub exe: Option<String>,
     /// Whether /proc could be read at all (the process had not exited yet).
     pub seen: bool,
-    /// A `[vdso]` line in /proc/PID/maps.
-    pub has_vdso: bool,
+    /// A `[vdso]` line in /proc/PID/maps; `None` where the maps could not be read.
+    pub has_vdso: Option<bool>,
     /// The tracer's pid and name (`TracerPid` in /proc/PID/status).
     pub tracer: Option<(u32, String)>,
-    /// A 32-bit executable on a 64-bit kernel.
-    pub compat: bool,
-    /// The executable's `PT_INTERP`; `None` for a static binary.
-    pub interp: Option<String>,
-    /// The executable could be read as ELF.
-    pub elf: bool,
+    /// What the executable says, where it could be read.
+    pub program: Option<Exe>,
     /// The C library mapped, if one is recognised.
     pub libc: Option<Libc>,
+    /// The facts that could not be read, each with why: `executable: not permitted ...`.
+    pub unknown: Vec<String>,
 }
 
 impl Facts {
+    /// A 32-bit executable on a 64-bit kernel.
+    pub fn compat(&self) -> bool {
+        self.program
+            .as_ref()
+            .is_some_and(|e| e.class == vdsotime::ElfClass::Elf32)
+            && cfg!(target_pointer_width = "64")
+    }
+
     /// The ABI its system call numbers are in.
     pub fn abi(&self) -> Abi {
-        if self.compat {
+        if self.compat() {
             Abi::I386
         } else {
             Abi::Native
@@ -69,8 +87,29 @@ pub fn alive(pid: u32) -> bool {
     !matches!(state, Some('Z' | 'X') | None)
 }
 
+/// `PROC_PID_INIT_INO`: the inode number of the initial PID namespace's
+/// /proc/PID/ns/pid (include/linux/proc_ns.h).
+const INITIAL_PID_NAMESPACE: u64 = 0xEFFF_FFFC;
+
+/// Whether this process sees the initial PID namespace's numbers (not a container's).
+pub fn in_initial_pid_namespace() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self/ns/pid").is_ok_and(|m| m.ino() == INITIAL_PID_NAMESPACE)
+}
+
+/// The name of the row of every process outside this PID namespace: the kernel
+/// reports their calls with pid 0, as they have no number here.
+pub const OUTSIDE: &str = "(outside this PID namespace)";
+
 /// Reads everything about `pid` that /proc still shows; `seen` is false if nothing.
 pub fn read(pid: u32) -> Facts {
+    if pid == 0 {
+        // No process of this namespace has it (the idle tasks make no system calls).
+        return Facts {
+            comm: OUTSIDE.into(),
+            ..Facts::default()
+        };
+    }
     let proc = format!("/proc/{pid}");
     let Some(comm) = comm(pid) else {
         return Facts::default();
@@ -78,8 +117,20 @@ pub fn read(pid: u32) -> Facts {
     let exe = std::fs::read_link(format!("{proc}/exe"))
         .ok()
         .map(|p| p.display().to_string());
-    let maps = std::fs::read_to_string(format!("{proc}/maps")).unwrap_or_default();
-    if maps.is_empty() {
+    let mut unknown = Vec::new();
+    let maps = match std::fs::read_to_string(format!("{proc}/maps")) {
+        Ok(maps) => maps,
+        // Another user's process without ptrace read access (CAP_PERFMON alone).
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            unknown.push(format!(
+                "memory map: not permitted: needs {}",
+                object::EXE_NEEDS
+            ));
+            String::new()
+        }
+        Err(_) => String::new(),
+    };
+    if maps.is_empty() && unknown.is_empty() {
         // Exiting (its memory already gone) or a kernel thread: nothing to judge by.
         return Facts {
             comm,
@@ -93,95 +144,49 @@ pub fn read(pid: u32) -> Facts {
         .and_then(|v| v.trim().parse::<u32>().ok())
         .filter(|&t| t != 0)
         .map(|t| (t, self::comm(t).unwrap_or_default()));
-    let elf = std::fs::File::open(format!("{proc}/exe"))
-        .ok()
-        .and_then(|f| elf_facts(&f));
-    let libc = maps
-        .lines()
-        .filter_map(|l| l.split_whitespace().nth(5))
-        .find_map(|path| libc_of(path, &proc));
+    let program = object::open(&format!("{proc}/exe"), object::EXE_NEEDS)
+        .and_then(|f| binary::executable(&f))
+        .map_err(|e| unknown.push(format!("executable: {e}")))
+        .ok();
+    let libc = maps.lines().find_map(|l| libc_of(l, &proc, &mut unknown));
     Facts {
         comm,
         exe,
         seen: true,
-        has_vdso: maps.lines().any(|l| l.ends_with("[vdso]")),
+        has_vdso: (!maps.is_empty()).then(|| maps.lines().any(|l| l.ends_with("[vdso]"))),
         tracer,
-        compat: elf.as_ref().is_some_and(|e| e.0) && cfg!(target_pointer_width = "64"),
-        interp: elf.as_ref().and_then(|e| e.1.clone()),
-        elf: elf.is_some(),
+        program,
         libc,
+        unknown,
     }
 }
 
-/// The C library a mapped file is, if it is one: glibc's `libc.so.6`, musl's `ld-musl-*`.
-fn libc_of(path: &str, proc: &str) -> Option<Libc> {
-    let name = Path::new(path).file_name()?.to_str()?;
+/// The C library the mapping on /proc/PID/maps line `line` is, if it is one: glibc's
+/// `libc.so.6`, musl's `ld-musl-*`. Only its name is taken from the line; glibc's
+/// version is read from the mapped file itself, through /proc/PID/map_files.
+fn libc_of(line: &str, proc: &str, unknown: &mut Vec<String>) -> Option<Libc> {
+    // `start-end perms offset dev inode   path`, the path possibly with spaces.
+    let mut fields = line.splitn(6, ' ');
+    let range = fields.next()?;
+    let path = fields.nth(4)?.trim_start();
+    let path = path.strip_suffix(" (deleted)").unwrap_or(path);
+    let name = path.rsplit('/').next()?;
     if name.starts_with("ld-musl-") || name.starts_with("libc.musl-") {
         return Some(Libc::Musl);
     }
-    if name == "libc.so.6" || (name.starts_with("libc-2.") && name.ends_with(".so")) {
-        // The process's own view of the file (its mount namespace), through /proc.
-        let text = std::fs::read(format!("{proc}/root{path}")).unwrap_or_default();
-        return Some(Libc::Glibc(glibc_version(&text)));
-    }
-    None
-}
-
-/// glibc's version from its banner, `... release version 2.41.`.
-pub fn glibc_version(image: &[u8]) -> Option<(u32, u32)> {
-    const MARK: &[u8] = b"release version ";
-    let at = image.windows(MARK.len()).position(|w| w == MARK)? + MARK.len();
-    let tail = image.get(at..image.len().min(at + 12))?;
-    let text: String = tail
-        .iter()
-        .take_while(|b| b.is_ascii_digit() || **b == b'.')
-        .map(|&b| char::from(b))
-        .collect();
-    let mut parts = text.split('.').filter_map(|p| p.parse().ok());
-    Some((parts.next()?, parts.next()?))
-}
-
-/// An executable's class (true: 32-bit) and `PT_INTERP`, read from its ELF header and
-/// program headers; `None` if it is not ELF.
-pub fn elf_facts(file: &std::fs::File) -> Option<(bool, Option<String>)> {
-    let mut h = [0u8; 64];
-    file.read_exact_at(&mut h, 0).ok()?;
-    if h[..4] != *b"\x7fELF" || h[5] != 1 {
-        return None; // not ELF, or big-endian (not a Linux host's own here)
-    }
-    let is32 = h[4] == 1;
-    let u16_at = |b: &[u8], i: usize| u64::from(u16::from_le_bytes([b[i], b[i + 1]]));
-    let u32_at = |b: &[u8], i: usize| {
-        u64::from(u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or([0; 4])))
-    };
-    let u64_at = |b: &[u8], i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
-    let (phoff, phentsize, phnum) = if is32 {
-        (u32_at(&h, 28), u16_at(&h, 42), u16_at(&h, 44))
-    } else {
-        (u64_at(&h, 32), u16_at(&h, 54), u16_at(&h, 56))
-    };
-    let entsize = usize::try_from(phentsize).ok()?;
-    if entsize < if is32 { 32 } else { 56 } || phnum > 256 {
+    if !(name == "libc.so.6" || (name.starts_with("libc-2.") && name.ends_with(".so"))) {
         return None;
     }
-    let mut ph = vec![0u8; entsize * usize::try_from(phnum).ok()?];
-    file.read_exact_at(&mut ph, phoff).ok()?;
-    let interp = ph.chunks(entsize).find_map(|p| {
-        const PT_INTERP: u64 = 3;
-        if u32_at(p, 0) != PT_INTERP {
-            return None;
-        }
-        let (off, size) = if is32 {
-            (u32_at(p, 4), u32_at(p, 16))
-        } else {
-            (u64_at(p, 8), u64_at(p, 32))
-        };
-        let mut name = vec![0u8; usize::try_from(size.min(4096)).ok()?];
-        file.read_exact_at(&mut name, off).ok()?;
-        let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-        Some(String::from_utf8_lossy(&name[..end]).into_owned())
-    });
-    Some((is32, interp))
+    let (start, end) = range.split_once('-')?;
+    let hex = |h| u64::from_str_radix(h, 16).ok();
+    let entry = format!("{proc}/map_files/{:x}-{:x}", hex(start)?, hex(end)?);
+    let version = object::open(&entry, object::MAP_FILES_NEEDS)
+        .and_then(|f| binary::glibc_version(&f))
+        .unwrap_or_else(|e: Unknown| {
+            unknown.push(format!("C library version: {e}"));
+            None
+        });
+    Some(Libc::Glibc(version))
 }
 
 #[cfg(test)]
@@ -189,17 +194,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_glibc_s_banner() {
-        let banner = b"xxGNU C Library (Debian GLIBC 2.41-12) stable release version 2.41.\n";
-        assert_eq!(glibc_version(banner), Some((2, 41)));
-        assert_eq!(glibc_version(b"no banner"), None);
-    }
-
-    #[test]
     fn this_process_is_seen_whole() {
         let f = read(std::process::id());
         assert!(f.seen && !f.comm.is_empty());
-        assert!(f.elf, "its own executable is ELF: {f:?}");
+        assert!(f.program.is_some(), "its own executable is ELF: {f:?}");
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            assert!(f.unknown.is_empty(), "root reads everything: {f:?}");
+        }
         assert!(f.exe.is_some());
     }
 

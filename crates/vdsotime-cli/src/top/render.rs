@@ -21,6 +21,9 @@ pub struct Document<'a> {
     pub total_wasted_cpu: f64,
     /// Samples the kernel dropped (full buffers): the counts are low by that many.
     pub lost_samples: u64,
+    /// With `--pid`: what the count of its threads still misses (set from
+    /// [`crate::top::perf::Tracer::thread_limit`]).
+    pub thread_limit: Option<&'static str>,
     /// With `--pid`: whether that process had exited by the end.
     pub pid_exited: Option<bool>,
     /// One row per (process, system call, clock), most calls first.
@@ -34,9 +37,11 @@ impl<'a> Document<'a> {
             interval_seconds: seconds,
             pid,
             clocksource: host.clocksource.as_deref(),
-            total_per_second: rows.iter().map(|r| r.per_second).sum(),
-            total_wasted_cpu: rows.iter().filter_map(|r| r.wasted_cpu).sum(),
+            // An empty sum of floats is -0.0: + 0.0 makes it 0.
+            total_per_second: rows.iter().map(|r| r.per_second).sum::<f64>() + 0.0,
+            total_wasted_cpu: rows.iter().filter_map(|r| r.wasted_cpu).sum::<f64>() + 0.0,
             lost_samples: lost,
+            thread_limit: None,
             pid_exited: pid.map(|p| !crate::top::process::alive(p)),
             rows,
         }
@@ -57,12 +62,29 @@ fn cpu(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |v| format!("{:.2}%", v * 100.0))
 }
 
-/// Rows the table shows; the JSON document has them all.
-pub const TABLE_ROWS: usize = 30;
+/// The lines the text fills when printed once: a 24-line terminal's.
+pub const SCREEN_LINES: usize = 24;
 
-/// The table (at most `max_rows` rows, [`TABLE_ROWS`] when printed once), its totals
-/// line, and each distinct fix once.
-pub fn text(doc: &Document, max_rows: usize) -> String {
+/// What `--pid` still misses: a thread is named in the filter at the first read after it
+/// starts, so its calls before that read are not counted.
+pub const THREAD_LIMIT: &str = "a thread started while watching is counted from the first \
+     read after it starts (reads are 10 ms apart)";
+
+/// The distinct (reason, fix) pairs of `rows`, in order.
+fn fixes(rows: &[Row]) -> Vec<(&str, &str)> {
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for r in rows {
+        if !seen.contains(&(r.reason, r.fix.as_str())) {
+            seen.push((r.reason, &r.fix));
+        }
+    }
+    seen
+}
+
+/// The totals line, the table and each distinct fix once, in at most `lines` lines
+/// (at least 3 rows are shown): [`SCREEN_LINES`] when printed once, the terminal's height
+/// in the live view.
+pub fn text(doc: &Document, lines: usize) -> String {
     let mut out = format!(
         "Time system calls over {:.1} s{}: {} calls/s, wasting {} of a CPU against the vDSO \
          (clocksource {}).\n",
@@ -72,6 +94,9 @@ pub fn text(doc: &Document, max_rows: usize) -> String {
         cpu(Some(doc.total_wasted_cpu)),
         doc.clocksource.unwrap_or("unknown"),
     );
+    if let Some(limit) = doc.thread_limit {
+        out += &format!("Note: {limit}.\n");
+    }
     if doc.lost_samples > 0 {
         out += &format!(
             "The kernel dropped {} samples (buffers full): the counts are that much low.\n",
@@ -81,9 +106,21 @@ pub fn text(doc: &Document, max_rows: usize) -> String {
     if let (Some(pid), Some(true)) = (doc.pid, doc.pid_exited) {
         out += &format!("Process {pid} exited during the interval.\n");
     }
+    if let Some(first) = doc.rows.iter().find_map(|r| r.unknown.first()) {
+        out += &format!("Some facts could not be read ({first}): --json lists them per row.\n");
+    }
     if doc.rows.is_empty() {
         out += "No process entered the kernel for the time.\n";
         return out;
+    }
+    // Lines besides the rows: those above, the table's two header lines, the "more"
+    // line, a blank one, the fixes' legend and the fixes.
+    let above = out.lines().count() + 2 + 1 + 2;
+    let mut max_rows = lines.saturating_sub(above).max(3);
+    let mut shown = fixes(&doc.rows[..max_rows.min(doc.rows.len())]);
+    while max_rows > 3 && above + max_rows + shown.len() > lines {
+        max_rows -= 1;
+        shown = fixes(&doc.rows[..max_rows.min(doc.rows.len())]);
     }
     let mut t = output::table(&[
         "PID",
@@ -96,11 +133,13 @@ pub fn text(doc: &Document, max_rows: usize) -> String {
         "REASON",
     ]);
     for r in doc.rows.iter().take(max_rows) {
-        let comm = if r.exited {
-            format!("{} (exited)", r.comm)
-        } else {
-            r.comm.clone()
-        };
+        let mut comm = r.comm.clone();
+        if r.traced.is_some() {
+            comm += " (traced)";
+        }
+        if r.exited {
+            comm += " (exited)";
+        }
         t.add_row(vec![
             r.pid.to_string(),
             comm,
@@ -108,7 +147,11 @@ pub fn text(doc: &Document, max_rows: usize) -> String {
             r.clock.clone().unwrap_or_else(|| "-".into()),
             r.calls.to_string(),
             rate(r.per_second),
-            cpu(r.wasted_cpu),
+            if r.vdso_path {
+                cpu(r.wasted_cpu)
+            } else {
+                "no vDSO path".into()
+            },
             r.reason.to_string(),
         ]);
     }
@@ -119,13 +162,71 @@ pub fn text(doc: &Document, max_rows: usize) -> String {
             doc.rows.len() - max_rows
         );
     }
-    out += "\nFixes:\n";
-    let mut seen: Vec<(&str, &str)> = Vec::new();
-    for r in doc.rows.iter().take(max_rows) {
-        if !seen.contains(&(r.reason, r.fix.as_str())) {
-            seen.push((r.reason, &r.fix));
-            out += &format!("  {}: {}\n", r.reason, r.fix);
-        }
+    out += "\nFixes (each reason's evidence: vdsotime top --help; every row: --json):\n";
+    for (reason, fix) in shown {
+        out += &format!("  {reason}: {fix}\n");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(pid: u32, reason: &'static str) -> Row {
+        Row {
+            pid,
+            comm: "x".into(),
+            exe: None,
+            syscall: "clock_gettime",
+            clock: Some("CLOCK_MONOTONIC".into()),
+            calls: 10,
+            per_second: 10.0,
+            reason,
+            fix: format!("the fix for {reason}"),
+            wasted_cpu: Some(0.0),
+            syscall_ns: None,
+            vdso_path: true,
+            exited: false,
+            traced: None,
+            libc: None,
+            unknown: Vec::new(),
+        }
+    }
+
+    /// Printed once, the text fits a 24-line terminal however many rows and reasons.
+    #[test]
+    fn the_text_fits_a_24_line_terminal() {
+        let reasons = [
+            "cpu_time_clock",
+            "direct_syscall",
+            "static_binary",
+            "clocksource",
+            "x",
+        ];
+        let rows: Vec<Row> = (0..100).map(|i| row(i, reasons[i as usize % 5])).collect();
+        let host = Host::default();
+        let mut doc = Document::new(&rows, 1.0, Some(1), 3, &host);
+        doc.thread_limit = Some(THREAD_LIMIT);
+        let text = text(&doc, SCREEN_LINES);
+        assert!(text.lines().count() <= SCREEN_LINES, "{text}");
+        assert!(text.contains("more rows"), "{text}");
+        let mut hidden = rows.clone();
+        hidden[0].unknown = vec!["executable: not permitted: needs CAP_SYS_PTRACE".into()];
+        let doc = Document::new(&hidden, 1.0, None, 0, &host);
+        let text = text_of(&doc);
+        assert!(
+            text.contains("could not be read (executable: not permitted"),
+            "{text}"
+        );
+        assert!(text.lines().count() <= SCREEN_LINES, "{text}");
+        let doc = Document::new(&[], 1.0, None, 0, &host);
+        assert!(
+            text_of(&doc).starts_with("Time system calls over 1.0 s: 0.0 calls/s, wasting 0.00%")
+        );
+    }
+
+    fn text_of(doc: &Document) -> String {
+        text(doc, SCREEN_LINES)
+    }
 }

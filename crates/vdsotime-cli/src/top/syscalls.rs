@@ -47,12 +47,14 @@ impl Call {
         )
     }
 
-    /// Whether it reads the clocksource (what a clocksource the vDSO cannot read sends
-    /// into the kernel).
+    /// Whether it may read the clocksource (what a clocksource the vDSO cannot read sends
+    /// into the kernel), depending on the clock for those that take one. Not `time`: the
+    /// vDSO's time() returns the last tick's seconds under any clocksource (musl's time()
+    /// calls clock_gettime(CLOCK_REALTIME), which shows as that call).
     pub fn reads_clocksource(self) -> bool {
         matches!(
             self,
-            Call::ClockGettime | Call::ClockGettime64 | Call::Gettimeofday | Call::Time
+            Call::ClockGettime | Call::ClockGettime64 | Call::Gettimeofday
         )
     }
 }

@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::top::clocks;
 use crate::top::host::Host;
 use crate::top::perf::Event;
+use crate::top::price;
 use crate::top::process::{self, Facts};
 use crate::top::reason;
 use crate::top::syscalls::{self, Call};
@@ -33,11 +34,27 @@ pub struct Row {
     pub reason: &'static str,
     /// What to change.
     pub fix: String,
-    /// CPU seconds per second these calls cost over the vDSO's (calls/s × (system call
-    /// − vDSO) from the doctor's measurement on this host).
+    /// CPU seconds per second these calls cost over the vDSO's: calls/s × (system call
+    /// − vDSO), the system call timed here for this clock, the vDSO by the doctor.
+    /// `null` for a clock the vDSO never serves (`vdso_path` false).
     pub wasted_cpu: Option<f64>,
+    /// ns one such system call costs here, timed for its own clock (for the calls that
+    /// take one).
+    pub syscall_ns: Option<f64>,
+    /// Whether the vDSO could ever serve this call and clock: false for CPU-time,
+    /// dynamic, disabled aux and unknown clocks, which have no vDSO cost to save.
+    pub vdso_path: bool,
     /// The process had exited when the row was made.
     pub exited: bool,
+    /// A ptrace tracer attached to the process, `strace (pid 9)`: each call also stops
+    /// for it, whatever the reason.
+    pub traced: Option<String>,
+    /// The C library it maps: `glibc 2.41` (the newest `GLIBC_2.N` its symbols define),
+    /// `glibc`, `musl`; `null` for none recognised.
+    pub libc: Option<String>,
+    /// The facts about the process that could not be read, each with why (and what
+    /// privilege would reveal it).
+    pub unknown: Vec<String>,
 }
 
 /// The counts of one interval.
@@ -53,6 +70,8 @@ pub struct Tally {
     pub only: Option<u32>,
     /// This process (the tool itself), never counted.
     pub own: u32,
+    /// Each (call, clock) timed so far, ns a system call ([`price::syscall_ns`]).
+    prices: HashMap<(Call, i32), Option<f64>>,
 }
 
 impl Tally {
@@ -70,6 +89,8 @@ impl Tally {
         for e in events {
             match e {
                 Event::Lost(n) => self.lost += n,
+                // pid 0: a process outside this PID namespace, whose names do not help.
+                Event::Comm { pid: 0, .. } => {}
                 Event::Comm { pid, comm } => {
                     self.comms.insert(*pid, comm.clone());
                 }
@@ -92,14 +113,25 @@ impl Tally {
         }
     }
 
-    /// Clears the counts (the facts stay), for the next interval of the live view.
+    /// Clears the counts for the next interval of the live view; the facts of processes
+    /// still running stay, those of exited ones go (their ids may be reused).
     pub fn reset(&mut self) {
         self.counts.clear();
         self.lost = 0;
+        self.facts.retain(|&pid, _| process::alive(pid));
+        self.comms.retain(|&pid, _| process::alive(pid));
     }
 
-    /// The rows over `seconds`, most calls first.
-    pub fn rows(&self, seconds: f64, host: &Host) -> Vec<Row> {
+    /// The rows over `seconds`, most calls first. A clock seen for the first time is
+    /// timed here.
+    pub fn rows(&mut self, seconds: f64, host: &Host) -> Vec<Row> {
+        for &(_, call, clock) in self.counts.keys() {
+            if let Some(id) = clock {
+                self.prices
+                    .entry((call, id))
+                    .or_insert_with(|| price::syscall_ns(call, id));
+            }
+        }
         let mut rows: Vec<Row> = self
             .counts
             .iter()
@@ -107,6 +139,14 @@ impl Tally {
                 let facts = self.facts.get(&pid).cloned().unwrap_or_default();
                 let judged = reason::judge(call, clock, &facts, host);
                 let per_second = calls as f64 / seconds;
+                let clock_name = clock.map(clocks::name);
+                let syscall_ns =
+                    clock.and_then(|id| self.prices.get(&(call, id)).copied().flatten());
+                let vdso_path = price::has_vdso_path(clock, &host.aux_enabled);
+                let wasted_cpu = vdso_path
+                    .then(|| host.waste_ns(call.name(), clock_name.as_deref(), syscall_ns))
+                    .flatten()
+                    .map(|ns| per_second * ns * 1e-9);
                 let comm = if facts.comm.is_empty() {
                     self.comms.get(&pid).cloned().unwrap_or_default()
                 } else {
@@ -117,13 +157,21 @@ impl Tally {
                     comm,
                     exe: facts.exe.clone(),
                     syscall: call.name(),
-                    clock: clock.map(clocks::name),
+                    clock: clock_name,
                     calls,
                     per_second,
                     reason: judged.reason.code(),
                     fix: judged.fix,
-                    wasted_cpu: host.waste_ns(call.name()).map(|ns| per_second * ns * 1e-9),
-                    exited: !process::alive(pid),
+                    wasted_cpu,
+                    syscall_ns,
+                    vdso_path,
+                    exited: pid != 0 && !process::alive(pid),
+                    traced: facts
+                        .tracer
+                        .as_ref()
+                        .map(|(tpid, tcomm)| format!("{tcomm} (pid {tpid})")),
+                    libc: facts.libc.as_ref().map(process::Libc::label),
+                    unknown: facts.unknown.clone(),
                 }
             })
             .collect();
@@ -163,6 +211,34 @@ mod tests {
         assert_eq!(rows[0].clock.as_deref(), Some("CLOCK_MONOTONIC"));
         assert_eq!(rows[1].reason, "cpu_time_clock");
         assert_eq!(t.lost, 3);
+    }
+
+    /// The live view runs for days: what it learnt of each exited process must not pile
+    /// up, nor describe the next process given its id.
+    #[test]
+    fn an_exited_process_s_facts_go_at_the_next_interval() {
+        let mut t = Tally::new(None);
+        let nr = syscalls::number(syscalls::Abi::Native, Call::Gettimeofday).unwrap();
+        let call = |pid| Event::Call {
+            pid,
+            tid: pid,
+            nr,
+            arg0: 0,
+        };
+        let gone = u32::MAX - 1; // no such process
+        let running = std::process::id(); // this one, counted when not `own`
+        t.own = 0;
+        t.add(&[
+            Event::Comm {
+                pid: gone,
+                comm: "brief".into(),
+            },
+            call(gone),
+            call(running),
+        ]);
+        t.reset();
+        assert!(!t.facts.contains_key(&gone) && !t.comms.contains_key(&gone));
+        assert!(t.facts.contains_key(&running));
     }
 
     #[test]

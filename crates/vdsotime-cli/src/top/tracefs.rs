@@ -30,17 +30,48 @@ pub struct SysEnter {
     pub arg0: (usize, usize),
 }
 
+/// Whether this process runs with raised privileges (setuid, setgid or file
+/// capabilities: the kernel's `AT_SECURE`): then whoever started it is not trusted, and
+/// no environment variable steers it.
+pub fn privileged_start() -> bool {
+    // SAFETY: getauxval reads this process's auxiliary vector; 0 for an absent entry.
+    unsafe { libc::getauxval(libc::AT_SECURE) != 0 }
+}
+
+/// The environment variable `name`, unless the process started with raised privileges.
+pub fn env_override(name: &str) -> Option<std::ffi::OsString> {
+    if privileged_start() {
+        return None;
+    }
+    std::env::var_os(name)
+}
+
 /// Finds tracefs, mounting it at /sys/kernel/tracing where no tracefs is mounted.
 pub fn locate() -> Result<PathBuf, TraceError> {
-    if let Some(dir) = std::env::var_os(TRACEFS_ENV) {
+    if let Some(dir) = env_override(TRACEFS_ENV) {
         return Ok(PathBuf::from(dir));
     }
-    if let Some(found) = PLACES
-        .iter()
-        .map(Path::new)
-        .find(|p| p.join("events").is_dir())
-    {
-        return Ok(found.to_path_buf());
+    for place in PLACES.iter().map(Path::new) {
+        match std::fs::metadata(place.join("events")) {
+            Ok(m) if m.is_dir() => return Ok(place.to_path_buf()),
+            // Mounted, but its mode (0700 by default) lets only its owner in.
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                let mode = std::fs::metadata(place)
+                    .map(|m| {
+                        format!(
+                            "{:o}",
+                            std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o7777
+                        )
+                    })
+                    .unwrap_or_else(|_| "unknown".into());
+                return Err(TraceError::Denied(format!(
+                    "tracefs is mounted at {} with mode {mode}, which lets only its owner \
+                     in ({e})",
+                    place.display()
+                )));
+            }
+            _ => {}
+        }
     }
     let target = Path::new(PLACES[0]);
     let (src, fstype, dir) = (c"nodev", c"tracefs", c"/sys/kernel/tracing");

@@ -22,6 +22,10 @@ mod prometheus;
 mod summary;
 mod timens;
 mod top;
+mod top_hostile;
+mod top_namespace;
+mod top_output;
+mod top_privilege;
 mod top_reasons;
 mod version;
 

@@ -63,10 +63,21 @@ pub fn traceable(test: &str) -> bool {
 
 /// The loop program (tests/cli/top_loop.c) built into `dir`, or `None` after a SKIP.
 pub fn build_loop(test: &str, dir: &Path) -> Option<PathBuf> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/top_loop.c");
-    let exe = dir.join("top_loop");
+    build_c(test, dir, "top_loop")
+}
+
+/// The test program tests/cli/`name`.c built into `dir`, or `None` after a SKIP.
+pub fn build_c(test: &str, dir: &Path, name: &str) -> Option<PathBuf> {
+    build_c_with(test, dir, name, &[])
+}
+
+/// [`build_c`] with extra compiler flags (`-static`).
+pub fn build_c_with(test: &str, dir: &Path, name: &str, flags: &[&str]) -> Option<PathBuf> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/cli/{name}.c"));
+    let exe = dir.join(name);
     match Command::new("cc")
         .arg("-O2")
+        .args(flags)
         .arg("-o")
         .arg(&exe)
         .arg(&src)
@@ -133,7 +144,7 @@ pub fn watch_loop(
 }
 
 /// How many `perf_event` descriptors `pid` holds: `top` opens one per online CPU.
-fn perf_events_of(pid: u32) -> usize {
+pub fn perf_events_of(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd"))
         .into_iter()
         .flatten()
@@ -143,7 +154,7 @@ fn perf_events_of(pid: u32) -> usize {
 }
 
 /// The CPUs online (`/sys/devices/system/cpu/online`: `0-3,5`).
-fn online_cpus() -> usize {
+pub fn online_cpus() -> usize {
     let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
     text.trim()
         .split(',')
@@ -314,38 +325,6 @@ fn a_kernel_without_syscall_tracepoints_is_named() {
 }
 
 #[test]
-fn without_privilege_it_names_cap_perfmon_and_exits_77() {
-    const TEST: &str = "top::without_privilege_it_names_cap_perfmon_and_exits_77";
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return skip(TEST, "perf", "not root: cannot become nobody with setpriv");
-    }
-    // A copy that nobody may run, outside the (possibly private) build tree.
-    let dir = scratch("top-unprivileged");
-    let exe = dir.join("vdsotime");
-    std::fs::copy(env!("CARGO_BIN_EXE_vdsotime"), &exe).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    for p in [&dir, &exe] {
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let mut cmd = Command::new("setpriv");
-    cmd.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
-        .arg(&exe)
-        .args(["top", "--once", "--duration", "1"]);
-    let o = crate::process::output(&mut cmd, crate::LIMIT);
-    let (c, out, err) = parts(&o);
-    assert_eq!(c, 77, "stdout:\n{out}\nstderr:\n{err}");
-    for needle in [
-        "CAP_PERFMON",
-        "perf_event_paranoid is ",
-        "setcap cap_perfmon",
-    ] {
-        assert!(err.contains(needle), "{needle:?} in:\n{err}");
-    }
-    assert!(!err.contains("panicked"), "{err}");
-}
-
-#[test]
 fn prometheus_output_is_bounded_and_promtool_clean() {
     const TEST: &str = "top::prometheus_output_is_bounded_and_promtool_clean";
     if !traceable(TEST) {
@@ -426,9 +405,11 @@ fn the_docs_list_the_reason_codes_of_the_help() {
         .lines()
         .skip(1)
         .take_while(|l| l.starts_with("  "))
+        // A code at the second column; its evidence may go on under it, indented more.
+        .filter(|l| !l.starts_with("   "))
         .filter_map(|l| l.split_whitespace().next())
         .collect();
-    assert_eq!(codes.len(), 11, "{help}");
+    assert_eq!(codes.len(), 10, "{help}");
     let doc = docs_top();
     let table = doc.split_once("## Reasons").expect("a Reasons section").1;
     let table = table.split_once("\n## ").map_or(table, |(t, _)| t);

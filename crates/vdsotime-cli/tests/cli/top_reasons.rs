@@ -1,6 +1,7 @@
 //! `vdsotime top`'s reasons, each shown on a real process that has it: a CPU-time clock
 //! read through glibc and by Python, a loop the vDSO serves (not listed), a program under
-//! `strace -f`, and a program's getrandom calls before and after the preload library.
+//! `strace -f` (flagged, keeping its reason), a static glibc program (judged by what it
+//! contains), and a program's getrandom calls before and after the preload library.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -21,6 +22,14 @@ fn a_glibc_cpu_time_loop_gets_the_cpu_time_reason() {
     assert_eq!(rows[0]["reason"], "cpu_time_clock", "{}", rows[0]);
     assert!(
         rows[0]["fix"].as_str().unwrap().contains("CPU-time clock"),
+        "{}",
+        rows[0]
+    );
+    // No vDSO path, so no waste against it; what the call costs, timed for its clock.
+    assert_eq!(rows[0]["vdso_path"], false, "{}", rows[0]);
+    assert!(rows[0]["wasted_cpu"].is_null(), "{}", rows[0]);
+    assert!(
+        rows[0]["syscall_ns"].as_f64().is_some_and(|ns| ns > 0.0),
         "{}",
         rows[0]
     );
@@ -62,8 +71,8 @@ fn a_loop_the_vdso_serves_is_not_listed() {
 }
 
 #[test]
-fn a_program_under_strace_gets_the_tracer_reason() {
-    const TEST: &str = "top_reasons::a_program_under_strace_gets_the_tracer_reason";
+fn a_program_under_strace_is_flagged_and_keeps_its_reason() {
+    const TEST: &str = "top_reasons::a_program_under_strace_is_flagged_and_keeps_its_reason";
     let dir = scratch("top-strace");
     if !traceable(TEST) {
         return;
@@ -92,9 +101,17 @@ fn a_program_under_strace_gets_the_tracer_reason() {
     let doc = top_json("2", &["--pid", &pid.to_string()]);
     let rows = rows_of(&doc, pid);
     assert_eq!(rows.len(), 1, "{doc:#}");
-    assert_eq!(rows[0]["reason"], "traced", "{}", rows[0]);
+    // Traced is a flag: the row keeps its real cause, a direct system call here (or
+    // the clocksource, where the doctor proved the vDSO cannot read it).
     assert!(
-        rows[0]["fix"].as_str().unwrap().contains("strace"),
+        rows[0]["traced"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("strace (pid ")),
+        "{}",
+        rows[0]
+    );
+    assert!(
+        ["direct_syscall", "clocksource"].contains(&rows[0]["reason"].as_str().unwrap()),
         "{}",
         rows[0]
     );
@@ -171,5 +188,29 @@ fn the_preload_library_takes_a_programs_getrandom_calls_off_the_kernel() {
         rate(&after) <= rate(&before) / 100.0,
         "with {}: {after:?}\nbefore: {before:?}",
         lib.display()
+    );
+}
+
+/// A static glibc program uses the vDSO (its C library looks `__vdso_clock_gettime` up):
+/// its direct system calls are its own, not its static linking's.
+#[test]
+fn a_static_glibc_program_is_judged_by_its_contents() {
+    const TEST: &str = "top_reasons::a_static_glibc_program_is_judged_by_its_contents";
+    let dir = scratch("top-static");
+    if !traceable(TEST) {
+        return;
+    }
+    let Some(exe) = crate::top::build_c_with(TEST, &dir, "top_loop", &["-static"]) else {
+        return;
+    };
+    let child = crate::top::start(Command::new(&exe).args(["syscall", "500", "60"]));
+    std::thread::sleep(Duration::from_millis(200));
+    let doc = top_json("1", &["--pid", &child.pid().to_string()]);
+    let rows = rows_of(&doc, child.pid());
+    assert_eq!(rows.len(), 1, "{doc:#}");
+    assert!(
+        ["direct_syscall", "clocksource"].contains(&rows[0]["reason"].as_str().unwrap()),
+        "{}",
+        rows[0]
     );
 }

@@ -21,18 +21,21 @@
 
 mod hash;
 pub mod machine;
-mod own;
+mod native_image;
 pub(crate) mod prefetch;
+mod program;
 mod reader;
 mod symbols;
 mod version;
 
 #[cfg(fuzzing)]
 #[doc(hidden)]
-pub use own::fuzz_lookup;
-pub(crate) use own::NativeImage;
+pub use native_image::fuzz_lookup;
+pub(crate) use native_image::NativeImage;
+pub use program::{Program, Span};
 pub(crate) use reader::{Any, Form, Native};
 pub use symbols::{Symbol, Symbols};
+pub use version::Versions;
 
 use core::fmt;
 use reader::{offset, plus, to_usize, Reader};
@@ -182,8 +185,18 @@ impl Load {
 impl<F: Form> Header<F> {
     /// Validates `e_ident`, `e_type`, `e_version` and `e_phentsize`, and that the form
     /// `F` reads this class, byte order and machine ([`ElfError::ForeignMachine`] if not).
-    #[inline(never)] // prefetched by its address (the native instantiation): see `own`
+    #[inline(never)] // prefetched by its address (the native instantiation): see `vdso::this_process`
     pub(crate) fn parse(bytes: &[u8]) -> Result<Header<F>, F::Error> {
+        let (header, e_type) = Self::read(bytes)?;
+        if e_type != ET_DYN {
+            return Err(ElfError::NotSharedObject(e_type).into());
+        }
+        Ok(header)
+    }
+
+    /// [`Header::parse`] for a file of any `e_type` (an executable's too), and its type.
+    #[inline(always)]
+    fn read(bytes: &[u8]) -> Result<(Header<F>, u16), F::Error> {
         let ident = bytes.get(..20).ok_or(ElfError::TooShort)?;
         if ident[..4] != *b"\x7fELF" {
             return Err(ElfError::BadMagic.into());
@@ -208,14 +221,11 @@ impl<F: Form> Header<F> {
             return Err(ElfError::BadVersion.into());
         }
         let e_type = r.u16(16, "e_type")?;
-        if e_type != ET_DYN {
-            return Err(ElfError::NotSharedObject(e_type).into());
-        }
         let field = |elf32, elf64| r.pick(elf32, elf64);
         if usize::from(r.u16(field(42, 54), "e_phentsize")?) != r.pick(32, 56) {
             return Err(ElfError::BadEntrySize("e_phentsize").into());
         }
-        Ok(Header {
+        let header = Header {
             form,
             machine,
             phoff: to_usize(r.word(field(28, 32), "e_phoff")?, "e_phoff")?,
@@ -223,7 +233,8 @@ impl<F: Form> Header<F> {
             shoff: to_usize(r.word(field(32, 40), "e_shoff")?, "e_shoff")?,
             shnum: usize::from(r.u16(field(48, 60), "e_shnum")?),
             shentsize: usize::from(r.u16(field(46, 58), "e_shentsize")?),
-        })
+        };
+        Ok((header, e_type))
     }
 
     pub(crate) fn class(&self) -> ElfClass {
@@ -292,7 +303,7 @@ impl<F: Form> Header<F> {
     /// section headers (which `readelf` wants, though nothing here reads them). Used to
     /// size the live vDSO, whose length the kernel does not tell us. Also gives the
     /// segment, for [`Image::open`].
-    #[inline(never)] // prefetched by its address (the native instantiation): see `own`
+    #[inline(never)] // prefetched by its address (the native instantiation): see `vdso::this_process`
     pub(crate) fn extent(&self, bytes: &[u8]) -> Result<(Load, usize), F::Error> {
         let r = self.reader(bytes);
         let load = self.first_load(&r)?;
@@ -338,7 +349,7 @@ impl<'a, F: Form> Image<'a, F> {
     /// The header's check of the length is made again on `bytes`; every read below is
     /// bounded by them. The symbol, hash and
     /// version tables are checked as lookups read them (see [`Image::check`]).
-    #[inline(never)] // prefetched by its address (the native instantiation): see `own`
+    #[inline(never)] // prefetched by its address (the native instantiation): see `vdso::this_process`
     pub(crate) fn open(header: Header<F>, load: Load, bytes: &'a [u8]) -> Result<Self, F::Error> {
         let r = header.reader(bytes);
         if bytes.len() < r.pick(52, 64) {

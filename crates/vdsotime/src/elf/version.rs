@@ -59,3 +59,62 @@ impl<'a, F: Form> Image<'a, F> {
         Ok(&tail[..len])
     }
 }
+
+impl<'a> Image<'a, super::Any> {
+    /// The version names the image defines (`DT_VERDEF`), the file's own name left out.
+    pub(crate) fn versions(&self) -> Versions<'a> {
+        Versions {
+            image: *self,
+            next: self.verdef,
+            left: MAX_VERDEFS,
+        }
+    }
+}
+
+/// Iterator over the version names an image defines (see [`crate::Vdso::versions`]):
+/// `LINUX_2.6` in a vDSO, `GLIBC_2.2.5` to `GLIBC_2.41` in glibc. It ends at the first
+/// definition that cannot be read.
+#[derive(Clone, Debug)]
+pub struct Versions<'a> {
+    image: Image<'a, super::Any>,
+    next: Option<usize>,
+    left: usize,
+}
+
+impl<'a> Versions<'a> {
+    /// The definition at `def`: its name unless it is the file's own, and the next one.
+    fn read(&self, def: usize) -> Result<(Option<&'a str>, Option<usize>), ElfError> {
+        let r = &self.image.r;
+        // Elf{32,64}_Verdef as in `version_of`: vd_flags at 2, vd_aux at 12, vd_next at 16.
+        let head = r.sub(def, 20, "DT_VERDEF")?;
+        let next = head.u32(16, "DT_VERDEF")? as usize;
+        let next = if next == 0 {
+            None
+        } else {
+            Some(plus(def, next)?)
+        };
+        if head.u16(2, "DT_VERDEF")? & VER_FLG_BASE != 0 {
+            return Ok((None, next));
+        }
+        let aux = plus(def, head.u32(12, "DT_VERDEF")? as usize)?;
+        let name = self.image.string(r.u32(aux, "verdaux")? as usize)?;
+        let name = core::str::from_utf8(name).map_err(|_| ElfError::OutOfBounds("version name"))?;
+        Ok((Some(name), next))
+    }
+}
+
+impl<'a> Iterator for Versions<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        while let Some(def) = self.next.take() {
+            self.left = self.left.checked_sub(1)?;
+            let (name, next) = self.read(def).ok()?;
+            self.next = next;
+            if name.is_some() {
+                return name;
+            }
+        }
+        None
+    }
+}

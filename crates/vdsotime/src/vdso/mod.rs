@@ -1,14 +1,14 @@
-//! [`Vdso`]: a validated vDSO image, and the process's own one ([`own`]). It knows the
+//! [`Vdso`]: a validated vDSO image, and the process's own one ([`this_process`]). It knows the
 //! vDSO, not the clocks: which symbols exist, at which addresses, for which architecture.
 
-mod own;
+mod this_process;
 
-pub use own::vdso;
-pub(crate) use own::{own, publish, publish_absent};
+pub use this_process::vdso;
+pub(crate) use this_process::{own, publish, publish_absent};
 
 use crate::arch::{self, ArchTable};
 use crate::elf::{Any, ElfClass, ElfError, Endian, Form, Header, Image};
-use crate::elf::{Symbol, Symbols};
+use crate::elf::{Symbol, Symbols, Versions};
 use crate::readable::readable;
 
 /// A parsed vDSO image (or any ELF shared object held in memory).
@@ -299,6 +299,24 @@ impl<'a> Vdso<'a> {
         arch::for_machine(self.machine(), self.class())
     }
 
+    /// The version names the image defines (`DT_VERDEF`), in table order, without the
+    /// file's own name: `LINUX_2.6` in an x86 vDSO. Empty in an image without versions.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// if let Some(v) = vdsotime::vdso() {
+    ///     for s in v.symbols() {
+    ///         if let Some(version) = s.version {
+    ///             assert!(v.versions().any(|d| d == version));
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    pub fn versions(&self) -> Versions<'a> {
+        self.image.versions()
+    }
+
     /// Whether the image is for this process: same machine, class and byte order.
     /// Only a native image's functions can be called.
     ///
@@ -348,7 +366,7 @@ enum Confirm {
 /// # Safety
 /// With [`Confirm::FirstPage`], the image's length past its first page must be mapped
 /// and readable wherever that page is (the kernel's own mapping of the vDSO).
-#[inline(never)] // prefetched by its address (the native instantiation): see `own`
+#[inline(never)] // prefetched by its address (the native instantiation): see `this_process`
 unsafe fn mapped<F: Form>(addr: usize, confirm: Confirm) -> Result<Image<'static, F>, F::Error> {
     if !readable(addr, MIN_PAGE) {
         return Err(NOT_READABLE.into());

@@ -114,6 +114,11 @@ pub const REQUIREMENTS: &[(&str, &str)] = &[
         "root or CAP_PERFMON: perf_event_open on the kernel's syscall tracepoints (vdsotime top)",
     ),
     (
+        "pidns",
+        "unshare --pid --fork --mount-proc (root): vdsotime top inside a PID namespace of \
+         its own",
+    ),
+    (
         "libc-getrandom-syscall",
         "a C library whose getrandom() enters the kernel (glibc older than 2.41), for the \
          preload library to take over",
