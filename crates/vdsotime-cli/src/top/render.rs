@@ -65,11 +65,6 @@ fn cpu(v: Option<f64>) -> String {
 /// The lines the text fills when printed once: a 24-line terminal's.
 pub const SCREEN_LINES: usize = 24;
 
-/// What `--pid` still misses: a thread is named in the filter at the first read after it
-/// starts, so its calls before that read are not counted.
-pub const THREAD_LIMIT: &str = "a thread started while watching is counted from the first \
-     read after it starts (reads are 10 ms apart)";
-
 /// The distinct (reason, fix) pairs of `rows`, in order.
 fn fixes(rows: &[Row]) -> Vec<(&str, &str)> {
     let mut seen: Vec<(&str, &str)> = Vec::new();
@@ -207,7 +202,7 @@ mod tests {
         let rows: Vec<Row> = (0..100).map(|i| row(i, reasons[i as usize % 5])).collect();
         let host = Host::default();
         let mut doc = Document::new(&rows, 1.0, Some(1), 3, &host);
-        doc.thread_limit = Some(THREAD_LIMIT);
+        doc.thread_limit = Some(crate::top::perf::THREAD_LIMIT);
         let text = text(&doc, SCREEN_LINES);
         assert!(text.lines().count() <= SCREEN_LINES, "{text}");
         assert!(text.contains("more rows"), "{text}");

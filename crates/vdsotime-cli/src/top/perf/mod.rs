@@ -42,6 +42,11 @@ pub struct Tracer {
     named_threads: bool,
 }
 
+/// What `--pid` still misses: a thread is named in the filter at the first read after it
+/// starts, so its calls before that read are not counted.
+pub const THREAD_LIMIT: &str = "a thread started while watching is counted from the first \
+     read after it starts (reads are 10 ms apart)";
+
 /// The tracepoint filter: `id == 228 || id == 96 || ...`, and with `threads`,
 /// `(...) && (common_pid == 7 || ...)`.
 pub fn filter(numbers: &[i64], threads: &[u32]) -> String {
@@ -163,8 +168,7 @@ impl Tracer {
     /// What the count of the watched process's threads misses, if anything: with a
     /// filter that named its threads, a new thread's calls before the read that named it.
     pub fn thread_limit(&self) -> Option<&'static str> {
-        self.named_threads
-            .then_some(crate::top::render::THREAD_LIMIT)
+        self.named_threads.then_some(THREAD_LIMIT)
     }
 
     /// Takes every record written since the last call, in each CPU's order.
