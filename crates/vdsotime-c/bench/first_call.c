@@ -10,12 +10,14 @@
  *                            rounds of its ratio to glibc's in the same round
  *        first_call PATH     one such process: times PATH's first call between two raw
  *                            clock_gettime system calls (the least gap of a bare pair,
- *                            measured first, subtracted) and prints the ns
+ *                            measured first, subtracted) and prints the ns and the page
+ *                            faults the call took (getrusage)
  */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -50,7 +52,16 @@ static __attribute__((noinline)) int first(int path)
 	return 0;
 }
 
-/* One fresh process: prints the ns of PATH's first call. */
+/* Page faults (minor and major) this process has taken so far. */
+static long faults(void)
+{
+	struct rusage u;
+	if (getrusage(RUSAGE_SELF, &u) != 0)
+		return 0;
+	return u.ru_minflt + u.ru_majflt;
+}
+
+/* One fresh process: prints the ns of PATH's first call and the page faults it took. */
 static int probe(int path)
 {
 	long long gap = -1;
@@ -59,17 +70,19 @@ static int probe(int path)
 		if (gap < 0 || b - a < gap)
 			gap = b - a;
 	}
+	long f0 = faults();
 	long long t0 = raw_now();
 	int ok = first(path);
 	long long t1 = raw_now();
+	long f1 = faults();
 	if (!ok)
 		return 1;
-	printf("%lld\n", t1 - t0 - gap > 0 ? t1 - t0 - gap : 0);
+	printf("%lld %ld\n", t1 - t0 - gap > 0 ? t1 - t0 - gap : 0, f1 - f0);
 	return 0;
 }
 
-/* Runs `self PATH` and reads the ns it prints. */
-static long long run(const char *self, int path)
+/* Runs `self PATH` and reads the ns and page faults it prints. */
+static long long run(const char *self, int path, long *fault_count)
 {
 	int fds[2];
 	if (pipe(fds) != 0)
@@ -90,7 +103,10 @@ static long long run(const char *self, int path)
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status) != 0 || n <= 0)
 		return -1;
-	return atoll(buf);
+	char *end = NULL;
+	long long ns = strtoll(buf, &end, 10);
+	*fault_count = strtol(end, NULL, 10);
+	return ns;
 }
 
 static int by_value(const void *a, const void *b)
@@ -122,17 +138,20 @@ int main(int argc, char **argv)
 	}
 	double *ns = calloc((size_t)rounds * PATHS, sizeof *ns);
 	double *ratio = calloc((size_t)rounds * PATHS, sizeof *ratio);
-	if (ns == NULL || ratio == NULL)
+	double *pf = calloc((size_t)rounds * PATHS, sizeof *pf);
+	if (ns == NULL || ratio == NULL || pf == NULL)
 		return 1;
 	for (int r = 0; r < rounds; r++) {
 		for (int k = 0; k < PATHS; k++) {
 			int p = (r + k) % PATHS;
-			long long v = run("/proc/self/exe", p);
+			long f = 0;
+			long long v = run("/proc/self/exe", p, &f);
 			if (v < 0) {
 				fprintf(stderr, "first_call: the %s process failed\n", paths[p]);
 				return 1;
 			}
 			ns[p * rounds + r] = (double)v;
+			pf[p * rounds + r] = (double)f;
 		}
 		for (int p = 0; p < PATHS; p++)
 			ratio[p * rounds + r] = ns[p * rounds + r] / (ns[r] > 0 ? ns[r] : 1);
@@ -140,15 +159,19 @@ int main(int argc, char **argv)
 	printf("first call in a fresh process (%d rounds, each one process per path in rotated order; "
 	       "ns between two raw clock_gettime system calls, their own gap subtracted)\n",
 	       rounds);
-	printf("| path | fastest ns | median ns | x/glibc median [q1-q3] |\n|---|---|---|---|\n");
+	printf("| path | fastest ns | median ns | x/glibc median [q1-q3] | page faults (median) |\n"
+	       "|---|---|---|---|---|\n");
 	for (int p = 0; p < PATHS; p++) {
-		double *v = ns + p * rounds, *x = ratio + p * rounds;
+		double *v = ns + p * rounds, *x = ratio + p * rounds, *f = pf + p * rounds;
 		qsort(v, (size_t)rounds, sizeof *v, by_value);
 		qsort(x, (size_t)rounds, sizeof *x, by_value);
-		printf("| %s | %.0f | %.0f | %.3f [%.3f-%.3f] |\n", paths[p], v[0], quantile(v, rounds, 0.5),
-		       quantile(x, rounds, 0.5), quantile(x, rounds, 0.25), quantile(x, rounds, 0.75));
+		qsort(f, (size_t)rounds, sizeof *f, by_value);
+		printf("| %s | %.0f | %.0f | %.3f [%.3f-%.3f] | %.0f |\n", paths[p], v[0],
+		       quantile(v, rounds, 0.5), quantile(x, rounds, 0.5), quantile(x, rounds, 0.25),
+		       quantile(x, rounds, 0.75), quantile(f, rounds, 0.5));
 	}
 	free(ns);
 	free(ratio);
+	free(pf);
 	return 0;
 }
