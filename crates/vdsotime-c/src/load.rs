@@ -9,6 +9,7 @@
 //! exported functions places an entry ([`at_load!`]) in its own object, which the program
 //! takes in with any of those functions; where several of them are taken in (or all code is
 //! one object, as with LTO), the constructor runs once and the others return at once.
+//! `tests/sandbox.rs` links each clock function alone from the archive to hold this.
 //!
 //! Lazy binding stays as it was: another library's constructor, or threads it starts, may
 //! read the time before this one runs. Binding is idempotent and lock-free, so whichever
