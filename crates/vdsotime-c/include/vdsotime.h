@@ -119,12 +119,13 @@ time_t vdsotime_time(time_t *t); /* t may be NULL */
 #endif
 
 /*
- * Does now what each function's first call would otherwise do: finds and checks the vDSO
- * (one system call that confirms it is mapped) and binds every function. Call it before
- * entering a sandbox: a seccomp allowlist whose default action kills would kill the
- * process on that first call. Afterwards the clocks the vDSO serves, gettimeofday, time
- * and getcpu (where the vDSO or glibc's rseq area answers it) make no system call of
- * their own. Optional elsewhere; safe to call again.
+ * The library binds the vDSO when it is loaded, as the C library does: a constructor finds
+ * and checks it (one system call that confirms it is mapped) and binds every function, so
+ * a program that enters a seccomp sandbox keeps its clocks without calling this: the
+ * clocks the vDSO serves, gettimeofday, time and getcpu (where the vDSO or glibc's rseq
+ * area answers it) make no system call of their own. A libvdsotime that dlopen brings in
+ * binds at that dlopen: open it before the filter goes in. vdsotime_init() does the
+ * binding again, at once; optional, and safe to call again.
  */
 void vdsotime_init(void);
 

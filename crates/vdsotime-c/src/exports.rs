@@ -11,6 +11,8 @@ use vdsotime::Timespec;
 
 use crate::{abi, ctypes};
 
+crate::load::at_load!();
+
 /// `clock_gettime` with the C library's `struct timespec`.
 ///
 /// # Safety

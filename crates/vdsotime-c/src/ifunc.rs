@@ -33,6 +33,8 @@ use core::ffi::{c_int, c_void};
 
 use crate::abi;
 
+crate::load::at_load!();
+
 /// Declares `$name` as an indirect function whose resolver is `$resolver`: a naked
 /// function (so the name is exported like any `#[no_mangle]` one) retyped as
 /// `STT_GNU_IFUNC`, whose body jumps to the resolver. Its Rust signature is never used.

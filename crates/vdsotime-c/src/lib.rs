@@ -14,3 +14,4 @@ mod exports;
 /// Where glibc runs IFUNC resolvers and the trampoline exists: `time` and `gettimeofday`.
 #[cfg(all(target_env = "gnu", target_arch = "x86_64"))]
 mod ifunc;
+mod load;

@@ -70,10 +70,10 @@ fn static_library_matches_the_kernel() {
     println!("{stdout}");
 }
 
-/// A program that unmaps its vDSO, or makes it unreadable (`PROT_NONE`), and then calls
-/// libvdsotime's functions for the first time gets the system call's answers (it died of
-/// SIGSEGV before the library checked, on binding, that the image can be read): shared
-/// and static.
+/// A program that unmaps its vDSO, or makes it unreadable (`PROT_NONE`), before libvdsotime
+/// binds its functions (at load: from a constructor of its own that runs first, which
+/// only the static archive allows) gets the system call's answers (it died of SIGSEGV
+/// before the library checked, on binding, that the image can be read).
 #[test]
 fn a_program_that_unmapped_its_vdso_gets_the_system_call() {
     if cfg!(target_arch = "x86") {
@@ -100,22 +100,15 @@ fn a_program_that_unmapped_its_vdso_gets_the_system_call() {
     let prefix = dir.join("prefix");
     install(&prefix);
     let source = crate_dir().join("tests/c/unmapped.c");
-    for (package, name) in [("vdsotime", "shared"), ("vdsotime-static", "static")] {
-        let exe = dir.join(format!("unmapped-{name}"));
-        let mut flags = pkg_config(&prefix, package);
-        if name == "static" {
-            flags.extend(archive_link_extra());
-        }
-        cc(std::slice::from_ref(&source), &exe, &flags);
-        for mode in ["unmap", "prot_none"] {
-            let out = run_ok(
-                Command::new(&exe)
-                    .arg(mode)
-                    .env("LD_LIBRARY_PATH", prefix.join("lib")),
-            );
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            assert!(stdout.contains(", 0 failed"), "{name} {mode}: {stdout}");
-            println!("{name} {mode}: {stdout}");
-        }
+    // The static archive only: see unmapped.c for why not the shared library.
+    let exe = dir.join("unmapped-static");
+    let mut flags = pkg_config(&prefix, "vdsotime-static");
+    flags.extend(archive_link_extra());
+    cc(std::slice::from_ref(&source), &exe, &flags);
+    for mode in ["unmap", "prot_none"] {
+        let out = run_ok(Command::new(&exe).env("VDSOTIME_TEST_UNMAP", mode));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains(", 0 failed"), "{mode}: {stdout}");
+        println!("{mode}: {stdout}");
     }
 }

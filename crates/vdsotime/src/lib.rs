@@ -72,6 +72,25 @@
 //! A `#![no_std]` `#![no_main]` binary also needs `panic = "abort"` and a link recipe: see
 //! `examples/no-std` in the repository.
 //!
+//! # Sandboxes (seccomp): call [`init`] first
+//!
+//! A function's first call finds the vDSO and confirms with one system call that it is
+//! still mapped (above). A seccomp allowlist whose default action kills (systemd's
+//! `SystemCallFilter=`, a hand-written filter) would kill the process there, where glibc,
+//! which binds its functions before `main`, works. Call [`init`] before the filter goes in:
+//! it binds every function at once, and afterwards the calls the vDSO answers make no
+//! system call of their own. Which calls those are depends on the architecture and the
+//! clocksource (the repository's `docs/reliability.md` has the table); [`path`] tells for
+//! this process, asked before the filter (it confirms the mapping again).
+//!
+//! ```
+//! vdsotime::init(); // before the sandbox
+//! // ... install the seccomp filter here ...
+//! let t = vdsotime::clock_gettime(vdsotime::ClockId::MONOTONIC)?;
+//! # let _ = t;
+//! # Ok::<(), vdsotime::Errno>(())
+//! ```
+//!
 //! # Fallback rules
 //!
 //! - Every clock id goes to the vDSO's `clock_gettime`, as in glibc: the kernel's vDSO

@@ -19,17 +19,13 @@ const VDSO_CLOCKSOURCES: &[&str] = &[
     "kvm-clock",
     "hyperv_clocksource_tsc_page",
     "arch_sys_counter",
+    "riscv_clocksource",
+    "timebase",
+    "tod",
 ];
 
 #[test]
 fn time_syscalls_forbidden_by_seccomp() {
-    if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
-        return skip(
-            TEST,
-            "seccomp",
-            "no seccomp filter written for this architecture",
-        );
-    }
     if child_mode().as_deref() == Some("seccomp") {
         child();
         return;
@@ -132,13 +128,21 @@ fn child() {
         ClockId::TAI,
     ];
     for clock in hires {
-        let before = raw_vdso(clock).expect("vDSO has clock_gettime");
+        // No raw entry where the vDSO's functions do not follow the C calling convention
+        // (powerpc): there the library alone, which serves the clock or says EPERM.
+        let raw = vdsotime::raw::clock_gettime().is_some();
+        let before = raw.then(|| raw_vdso(clock).expect("vDSO has clock_gettime"));
         let lib = vdsotime::clock_gettime(clock).map(ns);
-        let after = raw_vdso(clock).expect("vDSO has clock_gettime");
+        let after = raw.then(|| raw_vdso(clock).expect("vDSO has clock_gettime"));
         println!("{clock:?}: vDSO {before:?}, library {lib:?}");
         match (before, lib, after) {
-            (Ok(b), Ok(v), Ok(a)) => assert!(b <= v && v <= a, "{clock:?}: {v} not in [{b}, {a}]"),
-            (Err(_), Err(e), Err(_)) => assert_eq!(e, Errno::EPERM, "{clock:?}"),
+            (Some(Ok(b)), Ok(v), Some(Ok(a))) => {
+                assert!(b <= v && v <= a, "{clock:?}: {v} not in [{b}, {a}]")
+            }
+            (Some(Err(_)), Err(e), Some(Err(_))) | (None, Err(e), None) => {
+                assert_eq!(e, Errno::EPERM, "{clock:?}")
+            }
+            (None, Ok(_), None) => {}
             other => panic!("{clock:?}: vDSO and library disagree: {other:?}"),
         }
         if served && (clock == ClockId::REALTIME || clock == ClockId::MONOTONIC) {

@@ -180,8 +180,8 @@ impl<'a> Preparer<'a> {
 /// has getcpu and affinity, and a vDSO (but powerpc's raw-symbol test skips for it by
 /// design: its vDSO functions do not follow the C calling convention); time namespaces on
 /// every architecture but 32-bit arm (whose vDSO has no time-namespace page:
-/// unshare(CLONE_NEWTIME) says EINVAL); the seccomp test has filters for x86_64 and
-/// aarch64 only. (The getrandom tests have no
+/// unshare(CLONE_NEWTIME) says EINVAL); seccomp everywhere (the tests' filters are written
+/// for every architecture). (The getrandom tests have no
 /// requirement of their own: the host checks their SKIP lines, see
 /// [`show::getrandom_failures`].) A kernel built with the auxiliary clocks requires their test.
 fn require(m: &Machine) -> &'static str {
@@ -190,9 +190,8 @@ fn require(m: &Machine) -> &'static str {
         return "vdso,timens,getcpu,affinity,seccomp,auxclock";
     }
     match m.arch {
-        "x86_64" | "aarch64" => "vdso,timens,getcpu,affinity,seccomp",
-        "arm" => "vdso,getcpu,affinity",
-        "powerpc64le" => "timens,getcpu,affinity",
-        _ => "vdso,timens,getcpu,affinity",
+        "arm" => "vdso,getcpu,affinity,seccomp",
+        "powerpc64le" => "timens,getcpu,affinity,seccomp",
+        _ => "vdso,timens,getcpu,affinity,seccomp",
     }
 }
