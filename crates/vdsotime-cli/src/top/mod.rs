@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use crate::output::{self, Exit};
 
 pub mod binary;
+pub mod bpf;
 pub mod clocks;
 pub mod host;
 pub mod live;
@@ -18,6 +19,7 @@ pub mod process;
 pub mod prometheus;
 pub mod reason;
 pub mod render;
+pub mod source;
 pub mod stop;
 pub mod syscalls;
 pub mod tally;
@@ -99,6 +101,10 @@ pub struct TopArgs {
     /// With --format prometheus: how many process names get their own series.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub top: usize,
+    /// How to count: auto (tracepoint, else perf, saying why), tracepoint (a BPF program
+    /// counting in the kernel) or perf (every call copied to this process).
+    #[arg(long, value_enum, default_value_t = source::Backend::Auto)]
+    pub backend: source::Backend,
 }
 
 fn duration(s: &str) -> Result<f64, String> {
@@ -162,32 +168,29 @@ pub fn run(args: &TopArgs) -> Exit {
     };
     // Measured before tracing starts: the doctor's probe is a child process.
     let host = host::Host::collect(crate::doctor::DEFAULT_SECONDS);
-    let mut tracer = match perf::Tracer::open(layout, &syscalls::numbers(), args.pid) {
-        Ok(t) => t,
+    let mut chosen = match source::open(args.backend, layout, args.pid) {
+        Ok(c) => c,
         Err(e) => return traced_error(e),
     };
     let mut tally = tally::Tally::new(args.pid);
     let live = !args.once && format == Format::Table && std::io::stdout().is_terminal();
     if live {
-        live::run(&mut tracer, &mut tally, &host);
+        live::run(&mut chosen, &mut tally, &host);
         return Ok(0);
     }
     let start = Instant::now();
     let length = Duration::from_secs_f64(args.duration);
-    let mut events = Vec::new();
     loop {
         let left = length.saturating_sub(start.elapsed());
-        std::thread::sleep(left.min(perf::READ_EVERY));
-        events.clear();
-        tracer.drain(&mut events);
-        tally.add(&events);
+        std::thread::sleep(left.min(chosen.source.every()));
+        chosen.source.read(&mut tally);
         if left.is_zero() || stop::interrupted() {
             break;
         }
     }
     let seconds = start.elapsed().as_secs_f64();
     let rows = tally.rows(seconds, &host);
-    let doc = render::Document::new(&rows, seconds, args.pid, tally.lost, &host);
+    let doc = render::Document::new(&rows, seconds, &tally, &chosen, &host);
     match format {
         Format::Json => output::print_json(&doc)?,
         Format::Prometheus => print!("{}", prometheus::render(&doc, args.top)),

@@ -4,7 +4,8 @@ use serde::Serialize;
 
 use crate::output;
 use crate::top::host::Host;
-use crate::top::tally::Row;
+use crate::top::source::Chosen;
+use crate::top::tally::{Row, Tally};
 
 /// The `--format json` document.
 #[derive(Debug, Serialize)]
@@ -19,8 +20,16 @@ pub struct Document<'a> {
     pub total_per_second: f64,
     /// CPU seconds per second all rows waste against the vDSO.
     pub total_wasted_cpu: f64,
-    /// Samples the kernel dropped (full buffers): the counts are low by that many.
+    /// How the calls were counted: `tracepoint` (BPF in the kernel) or `perf`.
+    pub backend: &'static str,
+    /// Why that backend and not a better one (`null`: the best there is).
+    pub backend_reason: Option<&'a str>,
+    /// Calls not counted: samples the kernel dropped (perf's buffers full) or calls the
+    /// kernel's full map could not count (tracepoint): the counts are low by that many.
     pub lost_samples: u64,
+    /// Calls of tasks in PID namespaces below this one's, which have no id here and are
+    /// not in the rows (tracepoint, run inside a PID namespace).
+    pub calls_outside_pid_namespace: u64,
     /// With `--pid`: whether that process had exited by the end.
     pub pid_exited: Option<bool>,
     /// One row per (process, system call, clock), most calls first.
@@ -29,14 +38,24 @@ pub struct Document<'a> {
 
 impl<'a> Document<'a> {
     /// The document of `rows` over `seconds`.
-    pub fn new(rows: &'a [Row], seconds: f64, pid: Option<u32>, lost: u64, host: &'a Host) -> Self {
+    pub fn new(
+        rows: &'a [Row],
+        seconds: f64,
+        tally: &Tally,
+        chosen: &'a Chosen,
+        host: &'a Host,
+    ) -> Self {
+        let pid = tally.only;
         Document {
             interval_seconds: seconds,
             pid,
             clocksource: host.clocksource.as_deref(),
             total_per_second: rows.iter().map(|r| r.per_second).sum(),
             total_wasted_cpu: rows.iter().filter_map(|r| r.wasted_cpu).sum(),
-            lost_samples: lost,
+            backend: chosen.name,
+            backend_reason: chosen.reason.as_deref(),
+            lost_samples: tally.lost,
+            calls_outside_pid_namespace: tally.outside,
             pid_exited: pid.map(|p| !crate::top::process::alive(p)),
             rows,
         }
@@ -72,10 +91,29 @@ pub fn text(doc: &Document, max_rows: usize) -> String {
         cpu(Some(doc.total_wasted_cpu)),
         doc.clocksource.unwrap_or("unknown"),
     );
+    out += &format!(
+        "Counted by: {}{}.\n",
+        doc.backend,
+        doc.backend_reason
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default()
+    );
     if doc.lost_samples > 0 {
+        let how = if doc.backend == "perf" {
+            "the kernel dropped them, buffers full"
+        } else {
+            "the kernel's map was full"
+        };
         out += &format!(
-            "The kernel dropped {} samples (buffers full): the counts are that much low.\n",
+            "{} calls were not counted ({how}): the counts are that much low.\n",
             doc.lost_samples
+        );
+    }
+    if doc.calls_outside_pid_namespace > 0 {
+        out += &format!(
+            "{} calls came from processes in PID namespaces below this one, which have no \
+             id here; they are not in the table.\n",
+            doc.calls_outside_pid_namespace
         );
     }
     if let (Some(pid), Some(true)) = (doc.pid, doc.pid_exited) {

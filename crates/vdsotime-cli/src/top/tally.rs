@@ -53,8 +53,12 @@ pub struct Tally {
     facts: HashMap<u32, Facts>,
     /// Names from exec records, for processes gone before /proc was read.
     comms: HashMap<u32, String>,
-    /// Samples the kernel dropped.
+    /// Calls not counted: samples the kernel dropped (perf), or calls the full map
+    /// could not count (BPF).
     pub lost: u64,
+    /// Calls of tasks in PID namespaces below this process's, which have no id here
+    /// (BPF, when this process is not in the initial namespace).
+    pub outside: u64,
     /// Only this process, if set.
     pub only: Option<u32>,
     /// This process (the tool itself), never counted.
@@ -79,23 +83,30 @@ impl Tally {
                 Event::Comm { pid, comm } => {
                     self.comms.insert(*pid, comm.clone());
                 }
-                Event::Call { pid, nr, arg0, .. } => {
-                    if *pid == self.own || self.only.is_some_and(|o| o != *pid) {
-                        continue;
-                    }
-                    let facts = self
-                        .facts
-                        .entry(*pid)
-                        .or_insert_with(|| process::read(*pid));
-                    let Some(call) = syscalls::call(facts.abi(), *nr) else {
-                        continue;
-                    };
-                    // clockid_t is an int: the low 32 bits of the register.
-                    let clock = call.takes_clock().then_some(*arg0 as u32 as i32);
-                    *self.counts.entry((*pid, call, clock)).or_default() += 1;
-                }
+                Event::Call { pid, nr, arg0, .. } => self.count(*pid, *nr, *arg0, 1),
             }
         }
+    }
+
+    /// Counts `n` calls of number `nr` by `pid` with first argument `arg0`; the process
+    /// is examined the first time it is seen.
+    pub fn count(&mut self, pid: u32, nr: i64, arg0: u64, n: u64) {
+        if pid == self.own || self.only.is_some_and(|o| o != pid) {
+            return;
+        }
+        let facts = self.facts.entry(pid).or_insert_with(|| process::read(pid));
+        let Some(call) = syscalls::call(facts.abi(), nr) else {
+            return;
+        };
+        // clockid_t is an int: the low 32 bits of the register.
+        let clock = call.takes_clock().then_some(arg0 as u32 as i32);
+        *self.counts.entry((pid, call, clock)).or_default() += n;
+    }
+
+    /// The name of `pid` taken by the kernel when it was first seen, for a process gone
+    /// before /proc was read.
+    pub fn name(&mut self, pid: u32, comm: String) {
+        self.comms.entry(pid).or_insert(comm);
     }
 
     /// Clears the counts for the next interval of the live view; the facts of processes
@@ -103,6 +114,7 @@ impl Tally {
     pub fn reset(&mut self) {
         self.counts.clear();
         self.lost = 0;
+        self.outside = 0;
         self.facts.retain(|&pid, _| process::alive(pid));
         self.comms.retain(|&pid, _| process::alive(pid));
     }
