@@ -82,6 +82,10 @@ impl Tally {
                 Event::Lost(n) => self.lost += n,
                 Event::Comm { pid, comm } => {
                     self.comms.insert(*pid, comm.clone());
+                    // An exec (or a rename): what was read of the process may describe
+                    // the program it was before (a forked child's first system calls
+                    // precede its exec), so it is read again at its next call.
+                    self.facts.remove(pid);
                 }
                 Event::Call { pid, nr, arg0, .. } => self.count(*pid, *nr, *arg0, 1),
             }
@@ -214,6 +218,34 @@ mod tests {
         t.reset();
         assert!(!t.facts.contains_key(&gone) && !t.comms.contains_key(&gone));
         assert!(t.facts.contains_key(&running));
+    }
+
+    /// A child's facts read between its fork and its exec (its first calls, such as
+    /// rt_sigaction, reach the tally) described the parent's program after the exec.
+    #[test]
+    fn an_exec_makes_the_process_be_read_again() {
+        let mut t = Tally::new(None);
+        t.own = 0;
+        let pid = std::process::id();
+        let nr = syscalls::number(syscalls::Abi::Native, Call::Gettimeofday).unwrap();
+        let call = Event::Call {
+            pid,
+            tid: pid,
+            nr,
+            arg0: 0,
+        };
+        t.add(std::slice::from_ref(&call));
+        assert!(t.facts.contains_key(&pid));
+        t.add(&[Event::Comm {
+            pid,
+            comm: "execed".into(),
+        }]);
+        assert!(
+            !t.facts.contains_key(&pid),
+            "facts from before the exec kept"
+        );
+        t.add(&[call]);
+        assert!(t.facts.contains_key(&pid), "read again at the next call");
     }
 
     #[test]

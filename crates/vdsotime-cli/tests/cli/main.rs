@@ -21,6 +21,7 @@ mod prometheus;
 mod summary;
 mod timens;
 mod top;
+mod top_backends;
 mod top_hostile;
 mod top_output;
 mod top_privilege;

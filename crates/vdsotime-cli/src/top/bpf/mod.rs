@@ -74,7 +74,11 @@ fn unavailable(what: &str, e: &(dyn std::error::Error + 'static)) -> Unavailable
     let mut denied = false;
     let mut next = e.source();
     while let Some(inner) = next {
-        reason += &format!(": {inner}");
+        // aya's errors often repeat their source's message: once is enough.
+        let text = inner.to_string();
+        if !reason.contains(&text) {
+            reason += &format!(": {text}");
+        }
         if let Some(io) = inner.downcast_ref::<std::io::Error>() {
             denied |= matches!(io.raw_os_error(), Some(libc::EPERM | libc::EACCES));
         }

@@ -1,0 +1,245 @@
+//! `vdsotime top`'s two backends on this kernel: the BPF counter (`tracepoint`) and perf's
+//! ring buffers (`perf`) each count every call of a short-lived process exactly, and
+//! where BPF is denied `auto` falls back to perf and says why.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::skip::skip;
+use crate::top::{build_loop, online_cpus, perf_events_of, rows_of, start, traceable, Running};
+use crate::{parts, scratch};
+
+/// The calls the loop makes: a rate of a million a second for 2 ms.
+const CALLS: u64 = 2000;
+
+/// How many of `pid`'s descriptors' targets contain `what`.
+fn fds_of(pid: u32, what: &str) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|target| target.to_string_lossy().contains(what))
+        .count()
+}
+
+/// How many of `pid`'s mappings are perf ring buffers.
+fn perf_rings_of(pid: u32) -> usize {
+    std::fs::read_to_string(format!("/proc/{pid}/maps"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("perf_event"))
+        .count()
+}
+
+/// Whether `top` (pid) counts with `backend`: it holds the BPF program's link (made by
+/// the attach itself), or perf's event on every CPU with its ring buffer mapped.
+fn ready(pid: u32, backend: &str) -> bool {
+    match backend {
+        "tracepoint" => fds_of(pid, "bpf_link") > 0,
+        _ => perf_events_of(pid) >= online_cpus() && perf_rings_of(pid) >= online_cpus(),
+    }
+}
+
+/// Standard output and error of `top`, once it has exited.
+fn finish(top: &mut Running) -> (String, String) {
+    let (mut out, mut err) = (String::new(), String::new());
+    if let Some(mut o) = top.0.stdout.take() {
+        let _ = o.read_to_string(&mut out);
+    }
+    if let Some(mut e) = top.0.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    (out, err)
+}
+
+/// `cmd` (a `top --once --json` run) started; once it holds its `backend`, the loop
+/// program `exe` makes exactly [`CALLS`] direct clock_gettime calls and exits, well
+/// before `top`'s interval ends. Returns `top`'s document and the loop's pid.
+fn count_a_short_life(cmd: &mut Command, backend: &str, exe: &Path) -> (Value, u32) {
+    let mut top = Running(
+        cmd.stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start top"),
+    );
+    let waited = Instant::now();
+    while !ready(top.pid(), backend) {
+        let exited = top.0.try_wait().expect("top's status");
+        if exited.is_some() || waited.elapsed() > Duration::from_secs(120) {
+            let _ = top.0.kill();
+            let (out, err) = finish(&mut top);
+            panic!("top never held its {backend} backend (exit {exited:?}):\n{out}\n{err}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if backend == "perf" {
+        // perf's events are switched on just after the last buffer is mapped, in a loop
+        // of ioctls no file shows: this wait is that loop's, many times over.
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let rate = (CALLS * 500).to_string();
+    let status = Command::new(exe)
+        .args(["syscall", &rate, "0.002"])
+        .spawn()
+        .expect("start the loop");
+    let pid = status.id();
+    let status = { status }
+        .wait_with_output()
+        .expect("the loop's exit")
+        .status;
+    assert!(status.success(), "the loop exited {status}");
+    let (out, err) = finish(&mut top);
+    let status = top.0.wait().expect("top's exit");
+    assert!(status.success(), "top exited {status}: {err}");
+    let doc = serde_json::from_str(&out).unwrap_or_else(|e| panic!("bad JSON ({e}): {out}"));
+    (doc, pid)
+}
+
+/// The one row of the loop in `doc`, with exactly [`CALLS`] calls, and nothing lost.
+fn assert_counted_exactly(doc: &Value, pid: u32, backend: &str) {
+    assert_eq!(doc["backend"], backend, "{doc:#}");
+    let rows = rows_of(doc, pid);
+    assert_eq!(rows.len(), 1, "one row for the loop (pid {pid}): {doc:#}");
+    let r = &rows[0];
+    let lost = &doc["lost_samples"];
+    assert_eq!(r["calls"], CALLS, "{backend}, {lost} lost: {r}");
+    assert_eq!(r["syscall"], "clock_gettime", "{r}");
+    assert_eq!(r["clock"], "CLOCK_MONOTONIC", "{r}");
+    assert_eq!(r["comm"], "top_loop", "{r}");
+    assert_eq!(r["exited"], true, "{r}");
+    assert_eq!(lost, 0, "{doc:#}");
+}
+
+/// `top --backend B`, for each backend: a process that starts, makes exactly 2000
+/// direct system calls and exits inside one interval is listed with exactly 2000.
+#[test]
+fn each_backend_counts_every_call_of_a_process_that_came_and_went() {
+    const TEST: &str =
+        "top_backends::each_backend_counts_every_call_of_a_process_that_came_and_went";
+    let dir = scratch("top-backends");
+    if !traceable(TEST) {
+        return;
+    }
+    let Some(exe) = build_loop(TEST, &dir) else {
+        return;
+    };
+    for backend in ["tracepoint", "perf"] {
+        // perf beside a BPF counter on the same tracepoint: a time call the program
+        // stopped would reach no perf event at all.
+        let beside = (backend == "perf").then(|| bpf_counter_running());
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_vdsotime"));
+        cmd.args([
+            "top",
+            "--once",
+            "--duration",
+            "3",
+            "--json",
+            "--backend",
+            backend,
+        ]);
+        let (doc, pid) = count_a_short_life(&mut cmd, backend, &exe);
+        assert_counted_exactly(&doc, pid, backend);
+        assert_eq!(
+            doc["backend_reason"],
+            format!("--backend {backend}"),
+            "{doc:#}"
+        );
+        eprintln!("{TEST}: {backend}: {CALLS} of {CALLS} calls counted");
+        drop(beside);
+    }
+}
+
+/// A `top --backend tracepoint` left running, once its program is attached.
+fn bpf_counter_running() -> Running {
+    let top = start(Command::new(env!("CARGO_BIN_EXE_vdsotime")).args([
+        "top",
+        "--once",
+        "--duration",
+        "60",
+        "--backend",
+        "tracepoint",
+    ]));
+    let waited = Instant::now();
+    while !ready(top.pid(), "tracepoint") {
+        assert!(
+            waited.elapsed() < Duration::from_secs(120),
+            "the BPF counter never attached"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    top
+}
+
+/// `top` with `args`, without CAP_BPF and CAP_SYS_ADMIN (root otherwise), as setpriv
+/// runs it; `None` after a SKIP.
+fn without_bpf(test: &str, args: &[&str]) -> Option<Command> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        skip(test, "bpf", "not root: the backends need root here");
+        return None;
+    }
+    let caps = "-bpf,-sys_admin";
+    let probe = Command::new("setpriv")
+        .args(["--inh-caps", caps, "--bounding-set", caps, "true"])
+        .output();
+    if !probe.as_ref().is_ok_and(|o| o.status.success()) {
+        skip(
+            test,
+            "bpf",
+            format!("setpriv cannot drop CAP_BPF: {probe:?}"),
+        );
+        return None;
+    }
+    let mut cmd = Command::new("setpriv");
+    cmd.args(["--inh-caps", caps, "--bounding-set", caps])
+        .arg(env!("CARGO_BIN_EXE_vdsotime"))
+        .args(args);
+    Some(cmd)
+}
+
+/// Denied BPF, `auto` counts with perf, saying why; `--backend tracepoint` is refused
+/// with exit 77 and the capability it lacks.
+#[test]
+fn denied_bpf_falls_back_to_perf_with_the_reason() {
+    const TEST: &str = "top_backends::denied_bpf_falls_back_to_perf_with_the_reason";
+    let dir = scratch("top-no-bpf");
+    if !traceable(TEST) {
+        return;
+    }
+    let Some(exe) = build_loop(TEST, &dir) else {
+        return;
+    };
+    let args = ["top", "--once", "--duration", "3", "--json"];
+    let Some(mut cmd) = without_bpf(TEST, &args) else {
+        return;
+    };
+    let (doc, pid) = count_a_short_life(&mut cmd, "perf", &exe);
+    assert_counted_exactly(&doc, pid, "perf");
+    let reason = doc["backend_reason"].as_str().unwrap_or_default();
+    for needle in [
+        "BPF tracepoint unavailable",
+        "Operation not permitted",
+        "CAP_BPF",
+    ] {
+        assert!(reason.contains(needle), "{needle:?} in {reason:?}");
+    }
+    let forced = [
+        "top",
+        "--once",
+        "--duration",
+        "0.5",
+        "--backend",
+        "tracepoint",
+    ];
+    let mut cmd = without_bpf(TEST, &forced).expect("setpriv ran above");
+    let (c, out, err) = parts(&crate::process::output(&mut cmd, crate::LIMIT));
+    assert_eq!(c, 77, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(
+        err.contains("CAP_BPF") && !err.contains("panicked"),
+        "{err}"
+    );
+}
