@@ -1,5 +1,6 @@
 //! `vdsotime top`: which processes enter the kernel for the time, how often, and why.
-//! `tracefs` finds the syscall tracepoint, `perf` samples it on every CPU, `syscalls`
+//! `tracefs` finds the syscall tracepoint, `source` picks the backend that counts on it
+//! (`bpf` in the kernel, or `perf`, which samples it on every CPU), `syscalls`
 //! and `clocks` name what was called, `process` and `host` gather the facts the
 //! `reason` checks read, `tally` counts, and `render`, `prometheus` and `live` write.
 
@@ -44,12 +45,16 @@ pub enum Format {
 /// Options of `top`.
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = concat!(
-"How it counts: the kernel's raw_syscalls:sys_enter tracepoint, opened with
-perf_event_open on every CPU with an in-kernel filter that passes only the time
+"How it counts: on the kernel's raw_syscalls:sys_enter tracepoint, only the time
 system calls (clock_gettime, clock_gettime64, gettimeofday, time, clock_getres,
-clock_getres_time64, getcpu, getrandom; on x86_64 also those of i386 processes).
-It needs root, or CAP_PERFMON with read access to tracefs; tracefs is mounted at
-/sys/kernel/tracing if it is not. Reading other users' executables and C libraries
+clock_getres_time64, getcpu, getrandom; on x86_64 also those of i386 processes), by
+one of two backends (--backend; the output says which one counted, and why):
+  tracepoint  a BPF program counts them in the kernel; needs root, or CAP_BPF with
+              CAP_PERFMON (kernel 5.8+), and a 64-bit kernel
+  perf        perf_event_open on every CPU copies each call here to be counted; needs
+              root, or CAP_PERFMON with read access to tracefs
+  auto        (the default) tracepoint, else perf with the reason
+tracefs is mounted at /sys/kernel/tracing if it is not. Reading other users' executables and C libraries
 also needs CAP_SYS_PTRACE and CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE); without
 them those facts are shown as unknown, with what would reveal them. To let a group
 of users run it without sudo, give the capabilities to a copy only that group runs:
@@ -73,7 +78,8 @@ Reasons, checked in this order (the first that holds is the row's):
   direct_syscall      none of the above: the program calls the kernel itself
 
 Exit status: 0 success, 1 error (no such --pid, tracing failed), 64 usage error,
-77 not permitted (no root or CAP_PERFMON, or tracefs not readable).
+77 not permitted (no root or CAP_PERFMON, or tracefs not readable; --backend
+tracepoint without CAP_BPF).
 
 Examples:
   vdsotime top                         # as root, as every example; live in a terminal, q quits

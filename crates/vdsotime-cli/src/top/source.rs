@@ -23,7 +23,7 @@ pub enum Backend {
 /// An open source of counts.
 pub enum Source {
     /// The BPF counter.
-    Bpf(bpf::Counter),
+    Bpf(Box<bpf::Counter>),
     /// The perf tracer, and its events' buffer.
     Perf(perf::Tracer, Vec<Event>),
 }
@@ -70,7 +70,7 @@ pub fn open(backend: Backend, layout: SysEnter, only: Option<u32>) -> Result<Cho
     let bpf = |reason: Option<String>| -> Result<Chosen, bpf::Unavailable> {
         let counter = bpf::Counter::open(&layout, &numbers, &syscalls::clock_numbers(), only)?;
         Ok(Chosen {
-            source: Source::Bpf(counter),
+            source: Source::Bpf(Box::new(counter)),
             name: "tracepoint",
             reason,
         })
