@@ -130,7 +130,7 @@ fn each_backend_counts_every_call_of_a_process_that_came_and_went() {
     for backend in ["tracepoint", "perf"] {
         // perf beside a BPF counter on the same tracepoint: a time call the program
         // stopped would reach no perf event at all.
-        let beside = (backend == "perf").then(|| bpf_counter_running());
+        let beside = (backend == "perf").then(bpf_counter_running);
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_vdsotime"));
         cmd.args([
             "top",
