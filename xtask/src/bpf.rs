@@ -83,7 +83,9 @@ fn compile(clang: &str, out: &Path) -> Result<(), String> {
             .status()
             .map_err(|e| format!("{clang}: {e}"))?;
         if !status.success() {
-            return Err(format!("{clang} -target {target} {SOURCE} failed ({status})"));
+            return Err(format!(
+                "{clang} -target {target} {SOURCE} failed ({status})"
+            ));
         }
     }
     Ok(())
