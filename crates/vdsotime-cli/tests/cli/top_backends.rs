@@ -2,7 +2,7 @@
 //! ring buffers (`perf`) each count every call of a short-lived process exactly, and
 //! where BPF is denied `auto` falls back to perf and says why.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -56,12 +56,34 @@ fn finish(top: &mut Running) -> (String, String) {
     (out, err)
 }
 
-/// `cmd` (a `top --once --json` run) started; once it holds its `backend`, the loop
-/// program `exe` makes exactly [`CALLS`] direct clock_gettime calls and exits, well
-/// before `top`'s interval ends. Returns `top`'s document and the loop's pid.
-fn count_a_short_life(cmd: &mut Command, backend: &str, exe: &Path) -> (Value, u32) {
+/// The loop program `exe`, waiting for a byte on its standard input to make exactly
+/// [`CALLS`] direct clock_gettime calls.
+fn waiting_loop(exe: &Path) -> Running {
+    let rate = (CALLS * 500).to_string();
+    Running(
+        Command::new(exe)
+            .args(["syscall", &rate, "0.002", "wait"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the loop"),
+    )
+}
+
+/// `top` (`make_top` given the loop's pid: a `--once --json` run) started; once it holds
+/// its `backend`, the loop program `exe` makes exactly [`CALLS`] direct clock_gettime
+/// calls and exits, well before `top`'s interval ends. Returns `top`'s document and the
+/// loop's pid.
+fn count_a_short_life(
+    make_top: impl FnOnce(u32) -> Command,
+    backend: &str,
+    exe: &Path,
+) -> (Value, u32) {
+    let mut looping = waiting_loop(exe);
+    let pid = looping.pid();
     let mut top = Running(
-        cmd.stdout(Stdio::piped())
+        make_top(pid)
+            .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("start top"),
@@ -81,16 +103,17 @@ fn count_a_short_life(cmd: &mut Command, backend: &str, exe: &Path) -> (Value, u
         // of ioctls no file shows: this wait is that loop's, many times over.
         std::thread::sleep(Duration::from_millis(200));
     }
-    let rate = (CALLS * 500).to_string();
-    let status = Command::new(exe)
-        .args(["syscall", &rate, "0.002"])
-        .spawn()
-        .expect("start the loop");
-    let pid = status.id();
-    let status = { status }
-        .wait_with_output()
-        .expect("the loop's exit")
-        .status;
+    let mut stdin = looping.0.stdin.take().expect("the loop's stdin");
+    stdin.write_all(b"g").expect("start the loop's calls");
+    let mut done = [0u8; 1];
+    let mut stdout = looping.0.stdout.take().expect("the loop's stdout");
+    let read = stdout.read_exact(&mut done);
+    assert!(
+        read.is_ok(),
+        "the loop ended before its last call: {read:?}"
+    );
+    drop(stdin);
+    let status = looping.0.wait().expect("the loop's exit");
     assert!(status.success(), "the loop exited {status}");
     let (out, err) = finish(&mut top);
     let status = top.0.wait().expect("top's exit");
@@ -114,12 +137,12 @@ fn assert_counted_exactly(doc: &Value, pid: u32, backend: &str) {
     assert_eq!(lost, 0, "{doc:#}");
 }
 
-/// `top --backend B`, for each backend: a process that starts, makes exactly 2000
-/// direct system calls and exits inside one interval is listed with exactly 2000.
+/// `top --backend B`, for each backend: a process that makes exactly 2000 direct system
+/// calls and exits inside the interval is listed with exactly 2000.
 #[test]
-fn each_backend_counts_every_call_of_a_process_that_came_and_went() {
+fn each_backend_counts_every_call_of_a_process_that_exits_in_the_interval() {
     const TEST: &str =
-        "top_backends::each_backend_counts_every_call_of_a_process_that_came_and_went";
+        "top_backends::each_backend_counts_every_call_of_a_process_that_exits_in_the_interval";
     let dir = scratch("top-backends");
     if !traceable(TEST) {
         return;
@@ -131,23 +154,21 @@ fn each_backend_counts_every_call_of_a_process_that_came_and_went() {
         // perf beside a BPF counter on the same tracepoint: a time call the program
         // stopped would reach no perf event at all.
         let beside = (backend == "perf").then(bpf_counter_running);
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_vdsotime"));
-        cmd.args([
-            "top",
-            "--once",
-            "--duration",
-            "3",
-            "--json",
-            "--backend",
-            backend,
-        ]);
-        let (doc, pid) = count_a_short_life(&mut cmd, backend, &exe);
+        let make_top = |pid: u32| {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_vdsotime"));
+            cmd.args(["top", "--once", "--duration", "3", "--json"])
+                .args(["--backend", backend]);
+            // perf without --pid copies every time call of the host: another test's
+            // flood could fill its buffers. The BPF counter has no buffer to fill.
+            if backend == "perf" {
+                cmd.args(["--pid", &pid.to_string()]);
+            }
+            cmd
+        };
+        let (doc, pid) = count_a_short_life(make_top, backend, &exe);
         assert_counted_exactly(&doc, pid, backend);
-        assert_eq!(
-            doc["backend_reason"],
-            format!("--backend {backend}"),
-            "{doc:#}"
-        );
+        let reason = format!("--backend {backend}");
+        assert_eq!(doc["backend_reason"], reason, "{doc:#}");
         eprintln!("{TEST}: {backend}: {CALLS} of {CALLS} calls counted");
         drop(beside);
     }
@@ -213,11 +234,15 @@ fn denied_bpf_falls_back_to_perf_with_the_reason() {
     let Some(exe) = build_loop(TEST, &dir) else {
         return;
     };
-    let args = ["top", "--once", "--duration", "3", "--json"];
-    let Some(mut cmd) = without_bpf(TEST, &args) else {
+    if without_bpf(TEST, &[]).is_none() {
         return;
+    }
+    let make_top = |pid: u32| {
+        let pid = pid.to_string();
+        let args = ["top", "--once", "--duration", "3", "--json", "--pid", &pid];
+        without_bpf(TEST, &args).expect("setpriv ran above")
     };
-    let (doc, pid) = count_a_short_life(&mut cmd, "perf", &exe);
+    let (doc, pid) = count_a_short_life(make_top, "perf", &exe);
     assert_counted_exactly(&doc, pid, "perf");
     let reason = doc["backend_reason"].as_str().unwrap_or_default();
     for needle in [
