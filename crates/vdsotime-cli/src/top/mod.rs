@@ -10,6 +10,10 @@ use std::time::{Duration, Instant};
 use crate::output::{self, Exit};
 
 pub mod binary;
+#[cfg(target_pointer_width = "64")]
+pub mod bpf;
+#[cfg(not(target_pointer_width = "64"))]
+#[path = "bpf/none.rs"]
 pub mod bpf;
 pub mod clocks;
 pub mod host;
