@@ -268,3 +268,84 @@ fn denied_bpf_falls_back_to_perf_with_the_reason() {
         "{err}"
     );
 }
+
+/// Calls with this many distinct clock ids: more (process, call, clock) keys than the
+/// BPF counter's map holds (4096).
+const CLOCK_IDS: u64 = 5000;
+
+/// A Python process that, once a byte arrives on its standard input, calls
+/// clock_gettime directly with [`CLOCK_IDS`] distinct (invalid) clock ids, says so with
+/// a byte, and exits when its standard input closes.
+const MANY_CLOCKS: &str = "
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(16)
+sys.stdin.buffer.read(1)
+for clock in range(100000, 100000 + int(sys.argv[1])):
+    libc.syscall(int(sys.argv[2]), clock, buf)
+os.write(1, b'd')
+sys.stdin.buffer.read()
+";
+
+/// The BPF counter's full map: every call it could not count is counted as such, so the
+/// rows and `lost_samples` add up to every call made.
+#[test]
+fn a_full_bpf_map_counts_what_it_could_not_count() {
+    const TEST: &str = "top_backends::a_full_bpf_map_counts_what_it_could_not_count";
+    if !traceable(TEST) {
+        return;
+    }
+    if cfg!(not(target_arch = "x86_64")) {
+        skip(TEST, "bpf", "the test's clock_gettime number is x86_64's");
+        return;
+    }
+    let spawned = Command::new("python3")
+        .args(["-c", MANY_CLOCKS, &CLOCK_IDS.to_string(), "228"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn();
+    let mut python = match spawned {
+        Ok(child) => Running(child),
+        Err(e) => return skip(TEST, "bpf", format!("no python3: {e}")),
+    };
+    let pid = python.pid();
+    let mut top = Running(
+        Command::new(env!("CARGO_BIN_EXE_vdsotime"))
+            .args(["top", "--once", "--duration", "4", "--json"])
+            .args(["--backend", "tracepoint", "--pid", &pid.to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start top"),
+    );
+    let waited = Instant::now();
+    while !ready(top.pid(), "tracepoint") {
+        assert!(
+            top.0.try_wait().expect("top's status").is_none()
+                && waited.elapsed() < Duration::from_secs(120),
+            "top never attached: {:?}",
+            finish(&mut top)
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut stdin = python.0.stdin.take().expect("python's stdin");
+    stdin.write_all(b"g").expect("start python's calls");
+    let mut done = [0u8; 1];
+    let mut stdout = python.0.stdout.take().expect("python's stdout");
+    let read = stdout.read_exact(&mut done);
+    assert!(read.is_ok(), "python ended before its last call: {read:?}");
+    let (out, err) = finish(&mut top);
+    assert!(top.0.wait().expect("top's exit").success(), "{err}");
+    drop(stdin);
+    let doc: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("bad JSON ({e}): {out}"));
+    let rows = rows_of(&doc, pid);
+    let counted: u64 = rows
+        .iter()
+        .filter(|r| r["syscall"] == "clock_gettime" && r["clock"] != "CLOCK_MONOTONIC")
+        .map(|r| r["calls"].as_u64().unwrap_or(0))
+        .sum();
+    let lost = doc["lost_samples"].as_u64().expect("lost_samples");
+    assert!(lost > 0, "the map never filled: {counted} counted");
+    assert_eq!(counted + lost, CLOCK_IDS, "{counted} counted, {lost} not");
+    eprintln!("{TEST}: {counted} counted and {lost} not counted, of {CLOCK_IDS}");
+}

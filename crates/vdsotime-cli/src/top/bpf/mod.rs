@@ -183,11 +183,15 @@ impl Counter {
     pub fn read(&mut self, tally: &mut Tally) {
         // Which processes had exited before this read: they cannot count any more.
         let keys: Vec<Key> = self.counts.keys().filter_map(Result::ok).collect();
+        let named: Vec<(u32, [u8; 16])> = self.comms.iter().filter_map(Result::ok).collect();
+        // Every process either map holds: a name whose calls the full map could not
+        // count must go too, or the names would fill their map.
         let mut gone: Vec<u32> = keys.iter().map(|k| k.tgid).collect();
+        gone.extend(named.iter().map(|(tgid, _)| *tgid));
         gone.sort_unstable();
         gone.dedup();
         gone.retain(|&pid| !process::alive(pid));
-        for (tgid, comm) in self.comms.iter().filter_map(Result::ok) {
+        for (tgid, comm) in named {
             let len = comm.iter().position(|&b| b == 0).unwrap_or(comm.len());
             tally.name(tgid, String::from_utf8_lossy(&comm[..len]).into_owned());
         }
@@ -207,13 +211,10 @@ impl Counter {
         for pid in gone {
             let _ = self.comms.remove(&pid);
         }
-        let full = self.missed_since_last(MISSED_FULL);
-        tally.lost += full;
+        tally.lost += self.missed_since_last(MISSED_FULL);
         tally.outside += self.missed_since_last(MISSED_FOREIGN);
     }
-}
 
-impl Counter {
     /// What slot `slot` of the `missed` map added since the last read.
     fn missed_since_last(&mut self, slot: u32) -> u64 {
         let total = self.missed.get(&slot, 0).map_or(0, |v| sum(&v));
