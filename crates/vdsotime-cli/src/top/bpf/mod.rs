@@ -14,6 +14,7 @@
 
 mod counts;
 
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::os::unix::fs::MetadataExt;
 use std::time::Duration;
 
@@ -55,6 +56,10 @@ pub struct Counter {
     deltas: Deltas,
     /// The `missed` totals at the last read.
     missed_last: [u64; 2],
+    /// The program's descriptor (owned by `_ebpf`), for its `recursion_misses`.
+    program_fd: Option<RawFd>,
+    /// Its `recursion_misses` at the last read.
+    misses_last: u64,
     /// Holds the program and its link: dropping it detaches.
     _ebpf: Ebpf,
 }
@@ -161,6 +166,7 @@ impl Counter {
         program
             .attach("raw_syscalls", "sys_enter")
             .map_err(|e| unavailable("attaching to raw_syscalls:sys_enter", &e))?;
+        let program_fd = program.fd().ok().map(|fd| fd.as_fd().as_raw_fd());
         let mut take = |name: &str| {
             ebpf.take_map(name)
                 .ok_or_else(|| plain(format!("the BPF object has no map {name}")))
@@ -173,6 +179,8 @@ impl Counter {
             missed: PerCpuArray::try_from(missed).map_err(map_error)?,
             deltas: Deltas::default(),
             missed_last: [0; 2],
+            program_fd,
+            misses_last: 0,
             _ebpf: ebpf,
         })
     }
@@ -212,6 +220,12 @@ impl Counter {
             let _ = self.comms.remove(&pid);
         }
         tally.lost += self.missed_since_last(MISSED_FULL);
+        // Events the kernel did not run the program for, as a BPF program was already
+        // running on that CPU (its `recursion_misses`, kernel 5.12+): uncounted too.
+        if let Some(total) = self.program_fd.and_then(recursion_misses) {
+            tally.lost += total.saturating_sub(self.misses_last);
+            self.misses_last = total;
+        }
         tally.outside += self.missed_since_last(MISSED_FOREIGN);
     }
 
@@ -225,11 +239,36 @@ impl Counter {
     }
 }
 
+/// The `recursion_misses` of a BPF program descriptor, from its fdinfo.
+fn recursion_misses(fd: RawFd) -> Option<u64> {
+    misses_in(&std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")).ok()?)
+}
+
+/// The `recursion_misses:` line of fdinfo text.
+fn misses_in(fdinfo: &str) -> Option<u64> {
+    fdinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("recursion_misses:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// Counts `added` calls of `key` in `tally`.
 fn feed(tally: &mut Tally, key: Key, added: u64) {
     if added > 0 {
         // The clock id as the register held it: the tally reads its low 32 bits.
         let arg0 = key.clock as u32 as u64;
         tally.count(key.tgid, i64::from(key.nr), arg0, added);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_misses_are_read_from_fdinfo() {
+        let info = "prog_type:\t5\nrun_cnt:\t0\nrecursion_misses:\t7\nverified_insns:\t465\n";
+        assert_eq!(super::misses_in(info), Some(7));
+        assert_eq!(super::misses_in("prog_type:\t5\n"), None, "before 5.12");
     }
 }
