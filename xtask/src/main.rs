@@ -4,6 +4,7 @@
 
 mod apt;
 mod binfmt;
+mod bpf;
 mod cache;
 mod cost;
 mod cross;
@@ -32,8 +33,9 @@ fn main() -> ExitCode {
         Some("dist") => dist::main(&args[1..]),
         Some("copyright") => dist::copyright::main(&args[1..]),
         Some("fleet") => fleet::main(&args[1..]),
+        Some("bpf") => bpf::main(&args[1..]),
         Some("-h" | "--help") | None => {
-            println!("usage: cargo xtask <task>\n\ntasks:\n  cross    the core tests on every architecture (cargo xtask cross --help)\n  kernels  the tests on real Debian kernels under qemu-system (cargo xtask kernels --help)\n  dist     every release artifact: Debian packages, static binaries (cargo xtask dist --help)\n  fleet    the doctor's unit on a Debian 13 machine with systemd, node_exporter and Prometheus (cargo xtask fleet --help)\n  copyright  the crates linked into the packages, into debian/copyright (cargo xtask copyright --help)");
+            println!("usage: cargo xtask <task>\n\ntasks:\n  cross    the core tests on every architecture (cargo xtask cross --help)\n  kernels  the tests on real Debian kernels under qemu-system (cargo xtask kernels --help)\n  dist     every release artifact: Debian packages, static binaries (cargo xtask dist --help)\n  fleet    the doctor's unit on a Debian 13 machine with systemd, node_exporter and Prometheus (cargo xtask fleet --help)\n  copyright  the crates linked into the packages, into debian/copyright (cargo xtask copyright --help)\n  bpf      the BPF objects of `vdsotime top` rebuilt, or with --check compared (cargo xtask bpf --help)");
             ExitCode::SUCCESS
         }
         Some(other) => {

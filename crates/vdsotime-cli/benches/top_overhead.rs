@@ -97,7 +97,10 @@ struct Traced {
 fn traced_trial(cpus: usize) -> Option<Traced> {
     let me = std::process::id().to_string();
     let child: Child = Command::new(env!("CARGO_BIN_EXE_vdsotime"))
-        .args(["top", "--once", "--duration", "15", "--json", "--pid", &me])
+        // The perf backend, whose events the trial waits for; the BPF backend is not
+        // measured here yet.
+        .args(["top", "--once", "--duration", "15", "--json"])
+        .args(["--backend", "perf", "--pid", &me])
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()

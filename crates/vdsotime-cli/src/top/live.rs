@@ -6,8 +6,8 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use crate::top::host::Host;
-use crate::top::perf::Tracer;
 use crate::top::render::{self, Document};
+use crate::top::source::Chosen;
 use crate::top::tally::Tally;
 
 /// Standard input in non-canonical mode without echo, restored when dropped.
@@ -96,10 +96,9 @@ fn screen_lines() -> usize {
 }
 
 /// Redraws every second until `q`.
-pub fn run(tracer: &mut Tracer, tally: &mut Tally, host: &Host) {
+pub fn run(chosen: &mut Chosen, tally: &mut Tally, host: &Host) {
     crate::top::stop::catch();
     let keys = Keys::new();
-    let mut events = Vec::new();
     let mut start = Instant::now();
     let mut out = std::io::stdout();
     let _ = writeln!(
@@ -108,19 +107,16 @@ pub fn run(tracer: &mut Tracer, tally: &mut Tally, host: &Host) {
     );
     let _ = out.flush();
     loop {
-        if keys.quit(crate::top::perf::READ_EVERY) || crate::top::stop::interrupted() {
+        if keys.quit(chosen.source.every()) || crate::top::stop::interrupted() {
             break;
         }
-        events.clear();
-        tracer.drain(&mut events);
-        tally.add(&events);
+        chosen.source.read(tally);
         let seconds = start.elapsed().as_secs_f64();
         if seconds < 1.0 {
             continue;
         }
         let rows = tally.rows(seconds, host);
-        let mut doc = Document::new(&rows, seconds, tally.only, tally.lost, host);
-        doc.thread_limit = tracer.thread_limit();
+        let doc = Document::new(&rows, seconds, tally, chosen, host);
         let screen = render::text(&doc, screen_lines());
         let _ = write!(
             out,

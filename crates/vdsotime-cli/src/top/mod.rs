@@ -1,5 +1,6 @@
 //! `vdsotime top`: which processes enter the kernel for the time, how often, and why.
-//! `tracefs` finds the syscall tracepoint, `perf` samples it on every CPU, `syscalls`
+//! `tracefs` finds the syscall tracepoint, `source` picks the backend that counts on it
+//! (`bpf` in the kernel, or `perf`, which samples it on every CPU), `syscalls`
 //! and `clocks` name what was called, `process` and `host` gather the facts the
 //! `reason` checks read, `tally` counts, and `render`, `prometheus` and `live` write.
 
@@ -9,6 +10,11 @@ use std::time::{Duration, Instant};
 use crate::output::{self, Exit};
 
 pub mod binary;
+#[cfg(target_pointer_width = "64")]
+pub mod bpf;
+#[cfg(not(target_pointer_width = "64"))]
+#[path = "bpf/none.rs"]
+pub mod bpf;
 pub mod clocks;
 pub mod host;
 pub mod live;
@@ -19,6 +25,7 @@ pub mod process;
 pub mod prometheus;
 pub mod reason;
 pub mod render;
+pub mod source;
 pub mod stop;
 pub mod syscalls;
 pub mod tally;
@@ -43,12 +50,16 @@ pub enum Format {
 /// Options of `top`.
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = concat!(
-"How it counts: the kernel's raw_syscalls:sys_enter tracepoint, opened with
-perf_event_open on every CPU with an in-kernel filter that passes only the time
+"How it counts: on the kernel's raw_syscalls:sys_enter tracepoint, only the time
 system calls (clock_gettime, clock_gettime64, gettimeofday, time, clock_getres,
-clock_getres_time64, getcpu, getrandom; on x86_64 also those of i386 processes).
-It needs root, or CAP_PERFMON with read access to tracefs; tracefs is mounted at
-/sys/kernel/tracing if it is not. Reading other users' executables and C libraries
+clock_getres_time64, getcpu, getrandom; on x86_64 also those of i386 processes), by
+one of two backends (--backend; the output says which one counted, and why):
+  tracepoint  a BPF program counts them in the kernel; needs root, or CAP_BPF with
+              CAP_PERFMON (kernel 5.8+), and a 64-bit kernel
+  perf        perf_event_open on every CPU copies each call here to be counted; needs
+              root, or CAP_PERFMON with read access to tracefs
+  auto        (the default) tracepoint, else perf with the reason
+tracefs is mounted at /sys/kernel/tracing if it is not. Reading other users' executables and C libraries
 also needs CAP_SYS_PTRACE and CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE); without
 them those facts are shown as unknown, with what would reveal them. To let a group
 of users run it without sudo, give the capabilities to a copy only that group runs:
@@ -82,7 +93,8 @@ not be read (another user's executable without CAP_SYS_PTRACE) are listed as unk
 On armv7, a kernel without a usable counter has no vDSO clock functions at all.
 
 Exit status: 0 success, 1 error (no such --pid, tracing failed), 64 usage error,
-77 not permitted (no root or CAP_PERFMON, or tracefs not readable).
+77 not permitted (no root or CAP_PERFMON, or tracefs not readable; --backend
+tracepoint without CAP_BPF).
 
 Examples:
   vdsotime top                         # as root, as every example; live in a terminal, q quits
@@ -115,6 +127,10 @@ pub struct TopArgs {
     /// With --format prometheus: how many process names get their own series.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub top: usize,
+    /// How to count: auto (tracepoint, else perf, saying why), tracepoint (a BPF program
+    /// counting in the kernel) or perf (every call copied to this process).
+    #[arg(long, value_enum, default_value_t = source::Backend::Auto)]
+    pub backend: source::Backend,
 }
 
 fn duration(s: &str) -> Result<f64, String> {
@@ -183,33 +199,29 @@ pub fn run(args: &TopArgs) -> Exit {
         eprintln!("vdsotime top: measuring what a system call and a vDSO call cost here...");
     }
     let host = host::Host::collect(crate::doctor::DEFAULT_SECONDS);
-    let mut tracer = match perf::Tracer::open(layout, &syscalls::numbers(), args.pid) {
-        Ok(t) => t,
+    let mut chosen = match source::open(args.backend, layout, args.pid) {
+        Ok(c) => c,
         Err(e) => return traced_error(e),
     };
     let mut tally = tally::Tally::new(args.pid);
     let live = !args.once && format == Format::Table && std::io::stdout().is_terminal();
     if live {
-        live::run(&mut tracer, &mut tally, &host);
+        live::run(&mut chosen, &mut tally, &host);
         return Ok(0);
     }
     let start = Instant::now();
     let length = Duration::from_secs_f64(args.duration);
-    let mut events = Vec::new();
     loop {
         let left = length.saturating_sub(start.elapsed());
-        std::thread::sleep(left.min(perf::READ_EVERY));
-        events.clear();
-        tracer.drain(&mut events);
-        tally.add(&events);
+        std::thread::sleep(left.min(chosen.source.every()));
+        chosen.source.read(&mut tally);
         if left.is_zero() || stop::interrupted() {
             break;
         }
     }
     let seconds = start.elapsed().as_secs_f64();
     let rows = tally.rows(seconds, &host);
-    let mut doc = render::Document::new(&rows, seconds, args.pid, tally.lost, &host);
-    doc.thread_limit = tracer.thread_limit();
+    let doc = render::Document::new(&rows, seconds, &tally, &chosen, &host);
     let document = match format {
         Format::Json => serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n",
         Format::Prometheus => prometheus::render(&doc, args.top),

@@ -52,9 +52,21 @@ pub fn render(doc: &Document, top: usize) -> String {
     );
     w.family(
         "vdsotime_top_lost_samples",
-        "Samples the kernel dropped during the interval because a buffer was full.",
+        "Calls not counted during the interval: perf's buffers or the BPF map were full.",
     );
     w.sample("vdsotime_top_lost_samples", &[], doc.lost_samples as f64);
+    w.family(
+        "vdsotime_top_backend_info",
+        "How the calls were counted (backend: tracepoint or perf), and why not a better way.",
+    );
+    w.sample(
+        "vdsotime_top_backend_info",
+        &[
+            ("backend", doc.backend),
+            ("reason", doc.backend_reason.unwrap_or("")),
+        ],
+        1.0,
+    );
     w.family("vdsotime_top_interval_seconds", "Seconds watched.");
     w.sample("vdsotime_top_interval_seconds", &[], doc.interval_seconds);
     w.out

@@ -4,7 +4,8 @@ use serde::Serialize;
 
 use crate::output;
 use crate::top::host::Host;
-use crate::top::tally::Row;
+use crate::top::source::Chosen;
+use crate::top::tally::{Row, Tally};
 
 /// The `--format json` document.
 #[derive(Debug, Serialize)]
@@ -19,11 +20,20 @@ pub struct Document<'a> {
     pub total_per_second: f64,
     /// CPU seconds per second all rows waste against the vDSO.
     pub total_wasted_cpu: f64,
-    /// Samples the kernel dropped (full buffers): the counts are low by that many.
+    /// How the calls were counted: `tracepoint` (BPF in the kernel) or `perf`.
+    pub backend: &'static str,
+    /// Why that backend and not a better one (`null`: the best there is).
+    pub backend_reason: Option<&'a str>,
+    /// Calls not counted: samples the kernel dropped (perf's buffers full) or calls the
+    /// kernel's full map could not count (tracepoint): the counts are low by that many.
     pub lost_samples: u64,
     /// With `--pid`: what the count of its threads still misses (set from
     /// [`crate::top::perf::Tracer::thread_limit`]).
     pub thread_limit: Option<&'static str>,
+    /// Calls of tasks whose PID namespace is not this one's (the host's above it, or one
+    /// nested below), which the BPF counter cannot number here: not in the rows
+    /// (tracepoint, run inside a PID namespace).
+    pub calls_outside_pid_namespace: u64,
     /// With `--pid`: whether that process had exited by the end.
     pub pid_exited: Option<bool>,
     /// One row per (process, system call, clock), most calls first.
@@ -31,8 +41,25 @@ pub struct Document<'a> {
 }
 
 impl<'a> Document<'a> {
-    /// The document of `rows` over `seconds`.
-    pub fn new(rows: &'a [Row], seconds: f64, pid: Option<u32>, lost: u64, host: &'a Host) -> Self {
+    /// The document of `rows` over `seconds`, as `tally` counted them with `chosen`.
+    pub fn new(
+        rows: &'a [Row],
+        seconds: f64,
+        tally: &Tally,
+        chosen: &'a Chosen,
+        host: &'a Host,
+    ) -> Self {
+        let mut doc = Document::of(rows, seconds, tally.only, tally.lost, host);
+        doc.backend = chosen.name;
+        doc.backend_reason = chosen.reason.as_deref();
+        doc.thread_limit = chosen.source.thread_limit();
+        doc.calls_outside_pid_namespace = tally.outside;
+        doc
+    }
+
+    /// The document of `rows` over `seconds` of `pid` (if one), `lost` calls uncounted,
+    /// counted by perf with nothing more to say.
+    fn of(rows: &'a [Row], seconds: f64, pid: Option<u32>, lost: u64, host: &'a Host) -> Self {
         Document {
             interval_seconds: seconds,
             pid,
@@ -40,8 +67,11 @@ impl<'a> Document<'a> {
             // An empty sum of floats is -0.0: + 0.0 makes it 0.
             total_per_second: rows.iter().map(|r| r.per_second).sum::<f64>() + 0.0,
             total_wasted_cpu: rows.iter().filter_map(|r| r.wasted_cpu).sum::<f64>() + 0.0,
+            backend: "perf",
+            backend_reason: None,
             lost_samples: lost,
             thread_limit: None,
+            calls_outside_pid_namespace: 0,
             pid_exited: pid.map(|p| !crate::top::process::alive(p)),
             rows,
         }
@@ -89,13 +119,32 @@ pub fn text(doc: &Document, lines: usize) -> String {
         cpu(Some(doc.total_wasted_cpu)),
         doc.clocksource.unwrap_or("unknown"),
     );
+    out += &format!(
+        "Counted by: {}{}.\n",
+        doc.backend,
+        doc.backend_reason
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default()
+    );
     if let Some(limit) = doc.thread_limit {
         out += &format!("Note: {limit}.\n");
     }
     if doc.lost_samples > 0 {
+        let how = if doc.backend == "perf" {
+            "the kernel dropped them, buffers full"
+        } else {
+            "the kernel's map was full"
+        };
         out += &format!(
-            "The kernel dropped {} samples (buffers full): the counts are that much low.\n",
+            "{} calls were not counted ({how}): the counts are that much low.\n",
             doc.lost_samples
+        );
+    }
+    if doc.calls_outside_pid_namespace > 0 {
+        out += &format!(
+            "{} calls came from processes in other PID namespaces, which have no id here; \
+             they are not in the table.\n",
+            doc.calls_outside_pid_namespace
         );
     }
     if let (Some(pid), Some(true)) = (doc.pid, doc.pid_exited) {
@@ -201,21 +250,21 @@ mod tests {
         ];
         let rows: Vec<Row> = (0..100).map(|i| row(i, reasons[i as usize % 5])).collect();
         let host = Host::default();
-        let mut doc = Document::new(&rows, 1.0, Some(1), 3, &host);
+        let mut doc = Document::of(&rows, 1.0, Some(1), 3, &host);
         doc.thread_limit = Some(crate::top::perf::THREAD_LIMIT);
         let text = text(&doc, SCREEN_LINES);
         assert!(text.lines().count() <= SCREEN_LINES, "{text}");
         assert!(text.contains("more rows"), "{text}");
         let mut hidden = rows.clone();
         hidden[0].unknown = vec!["executable: not permitted: needs CAP_SYS_PTRACE".into()];
-        let doc = Document::new(&hidden, 1.0, None, 0, &host);
+        let doc = Document::of(&hidden, 1.0, None, 0, &host);
         let text = text_of(&doc);
         assert!(
             text.contains("could not be read (executable: not permitted"),
             "{text}"
         );
         assert!(text.lines().count() <= SCREEN_LINES, "{text}");
-        let doc = Document::new(&[], 1.0, None, 0, &host);
+        let doc = Document::of(&[], 1.0, None, 0, &host);
         assert!(
             text_of(&doc).starts_with("Time system calls over 1.0 s: 0.0 calls/s, wasting 0.00%")
         );

@@ -123,6 +123,20 @@ pub fn numbers() -> Vec<i64> {
     v
 }
 
+/// The numbers of [`numbers`] whose first argument is a clock id in either ABI (a
+/// counter that cannot tell the ABIs apart keeps that argument for these).
+pub fn clock_numbers() -> Vec<i64> {
+    let mut v: Vec<i64> = table(Abi::Native)
+        .into_iter()
+        .chain(table(Abi::I386))
+        .filter(|(_, c)| c.takes_clock())
+        .map(|(n, _)| n)
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
 /// The call that number `nr` is in `abi`, if it is one of the counted.
 pub fn call(abi: Abi, nr: i64) -> Option<Call> {
     table(abi)
@@ -150,6 +164,7 @@ mod tests {
             assert_eq!(call(Abi::Native, n), Some(c));
             assert_eq!(number(Abi::Native, c), Some(n));
             assert!(numbers().contains(&n));
+            assert_eq!(clock_numbers().contains(&n), c.takes_clock());
         }
     }
 

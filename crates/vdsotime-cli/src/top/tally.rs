@@ -64,8 +64,12 @@ pub struct Tally {
     facts: HashMap<u32, Facts>,
     /// Names from exec records, for processes gone before /proc was read.
     comms: HashMap<u32, String>,
-    /// Samples the kernel dropped.
+    /// Calls not counted: samples the kernel dropped (perf), or calls the full map
+    /// could not count (BPF).
     pub lost: u64,
+    /// Calls of tasks in PID namespaces below this process's, which have no id here
+    /// (BPF, when this process is not in the initial namespace).
+    pub outside: u64,
     /// Only this process, if set.
     pub only: Option<u32>,
     /// This process (the tool itself), never counted.
@@ -93,24 +97,37 @@ impl Tally {
                 Event::Comm { pid: 0, .. } => {}
                 Event::Comm { pid, comm } => {
                     self.comms.insert(*pid, comm.clone());
+                    // An exec (or a rename): what was read of the process may describe
+                    // the program it was before (a forked child's first system calls
+                    // precede its exec), so it is read again at its next call.
+                    self.facts.remove(pid);
                 }
-                Event::Call { pid, nr, arg0, .. } => {
-                    if *pid == self.own || self.only.is_some_and(|o| o != *pid) {
-                        continue;
-                    }
-                    let facts = self
-                        .facts
-                        .entry(*pid)
-                        .or_insert_with(|| process::read(*pid));
-                    let Some(call) = syscalls::call(facts.abi(), *nr) else {
-                        continue;
-                    };
-                    // clockid_t is an int: the low 32 bits of the register.
-                    let clock = call.takes_clock().then_some(*arg0 as u32 as i32);
-                    *self.counts.entry((*pid, call, clock)).or_default() += 1;
-                }
+                Event::Call { pid, nr, arg0, .. } => self.count(*pid, *nr, *arg0, 1),
             }
         }
+    }
+
+    /// Counts `n` calls of number `nr` by `pid` with first argument `arg0`; the process
+    /// is examined the first time it is seen.
+    pub fn count(&mut self, pid: u32, nr: i64, arg0: u64, n: u64) {
+        if pid == self.own || self.only.is_some_and(|o| o != pid) {
+            return;
+        }
+        let facts = self.facts.entry(pid).or_insert_with(|| process::read(pid));
+        let Some(call) = syscalls::call(facts.abi(), nr) else {
+            return;
+        };
+        // clockid_t is an int: the low 32 bits of the register.
+        let clock = call.takes_clock().then_some(arg0 as u32 as i32);
+        *self.counts.entry((pid, call, clock)).or_default() += n;
+    }
+
+    /// The name of `pid` taken by the kernel when it was first seen, for a process gone
+    /// before /proc was read.
+    // The BPF counter's: a 32-bit build has none.
+    #[cfg_attr(not(target_pointer_width = "64"), allow(dead_code))]
+    pub fn name(&mut self, pid: u32, comm: String) {
+        self.comms.entry(pid).or_insert(comm);
     }
 
     /// Clears the counts for the next interval of the live view; the facts of processes
@@ -118,6 +135,7 @@ impl Tally {
     pub fn reset(&mut self) {
         self.counts.clear();
         self.lost = 0;
+        self.outside = 0;
         self.facts.retain(|&pid, _| process::alive(pid));
         self.comms.retain(|&pid, _| process::alive(pid));
     }
@@ -239,6 +257,34 @@ mod tests {
         t.reset();
         assert!(!t.facts.contains_key(&gone) && !t.comms.contains_key(&gone));
         assert!(t.facts.contains_key(&running));
+    }
+
+    /// A child's facts read between its fork and its exec (its first calls, such as
+    /// rt_sigaction, reach the tally) described the parent's program after the exec.
+    #[test]
+    fn an_exec_makes_the_process_be_read_again() {
+        let mut t = Tally::new(None);
+        t.own = 0;
+        let pid = std::process::id();
+        let nr = syscalls::number(syscalls::Abi::Native, Call::Gettimeofday).unwrap();
+        let call = Event::Call {
+            pid,
+            tid: pid,
+            nr,
+            arg0: 0,
+        };
+        t.add(std::slice::from_ref(&call));
+        assert!(t.facts.contains_key(&pid));
+        t.add(&[Event::Comm {
+            pid,
+            comm: "execed".into(),
+        }]);
+        assert!(
+            !t.facts.contains_key(&pid),
+            "facts from before the exec kept"
+        );
+        t.add(&[call]);
+        assert!(t.facts.contains_key(&pid), "read again at the next call");
     }
 
     #[test]

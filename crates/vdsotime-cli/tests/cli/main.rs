@@ -22,6 +22,7 @@ mod prometheus;
 mod summary;
 mod timens;
 mod top;
+mod top_backends;
 mod top_hostile;
 mod top_namespace;
 mod top_output;

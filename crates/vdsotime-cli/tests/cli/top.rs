@@ -195,7 +195,16 @@ fn every_direct_syscall_of_the_watched_loop_is_counted() {
     let pid = looping.pid();
     let mut top = Running(
         Command::new(env!("CARGO_BIN_EXE_vdsotime"))
-            .args(["top", "--once", "--duration", "3", "--json", "--pid"])
+            .args([
+                "top",
+                "--once",
+                "--duration",
+                "3",
+                "--json",
+                "--backend",
+                "perf",
+            ])
+            .arg("--pid")
             .arg(pid.to_string())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -20,7 +20,15 @@ fn an_interrupted_watch_prints_what_it_counted() {
     for signal in [libc::SIGTERM, libc::SIGINT] {
         let mut top = Running(
             Command::new(env!("CARGO_BIN_EXE_vdsotime"))
-                .args(["top", "--once", "--duration", "60", "--json"])
+                .args([
+                    "top",
+                    "--once",
+                    "--duration",
+                    "60",
+                    "--json",
+                    "--backend",
+                    "perf",
+                ])
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()

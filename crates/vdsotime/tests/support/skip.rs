@@ -119,6 +119,10 @@ pub const REQUIREMENTS: &[(&str, &str)] = &[
          its own",
     ),
     (
+        "bpf",
+        "root with a kernel that loads BPF programs, and setpriv: vdsotime top's BPF backend and its fallback",
+    ),
+    (
         "libc-getrandom-syscall",
         "a C library whose getrandom() enters the kernel (glibc older than 2.41), for the \
          preload library to take over",

@@ -1,0 +1,351 @@
+//! `vdsotime top`'s two backends on this kernel: the BPF counter (`tracepoint`) and perf's
+//! ring buffers (`perf`) each count every call of a short-lived process exactly, and
+//! where BPF is denied `auto` falls back to perf and says why.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::skip::skip;
+use crate::top::{build_loop, online_cpus, perf_events_of, rows_of, start, traceable, Running};
+use crate::{parts, scratch};
+
+/// The calls the loop makes: a rate of a million a second for 2 ms.
+const CALLS: u64 = 2000;
+
+/// How many of `pid`'s descriptors' targets contain `what`.
+fn fds_of(pid: u32, what: &str) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|target| target.to_string_lossy().contains(what))
+        .count()
+}
+
+/// How many of `pid`'s mappings are perf ring buffers.
+fn perf_rings_of(pid: u32) -> usize {
+    std::fs::read_to_string(format!("/proc/{pid}/maps"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("perf_event"))
+        .count()
+}
+
+/// Whether `top` (pid) counts with `backend`: it holds the BPF program's link (made by
+/// the attach itself), or perf's event on every CPU with its ring buffer mapped.
+fn ready(pid: u32, backend: &str) -> bool {
+    match backend {
+        "tracepoint" => fds_of(pid, "bpf_link") > 0,
+        _ => perf_events_of(pid) >= online_cpus() && perf_rings_of(pid) >= online_cpus(),
+    }
+}
+
+/// Standard output and error of `top`, once it has exited.
+fn finish(top: &mut Running) -> (String, String) {
+    let (mut out, mut err) = (String::new(), String::new());
+    if let Some(mut o) = top.0.stdout.take() {
+        let _ = o.read_to_string(&mut out);
+    }
+    if let Some(mut e) = top.0.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    (out, err)
+}
+
+/// The loop program `exe`, waiting for a byte on its standard input to make exactly
+/// [`CALLS`] direct clock_gettime calls.
+fn waiting_loop(exe: &Path) -> Running {
+    let rate = (CALLS * 500).to_string();
+    Running(
+        Command::new(exe)
+            .args(["syscall", &rate, "0.002", "wait"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the loop"),
+    )
+}
+
+/// `top` (`make_top` given the loop's pid: a `--once --json` run) started; once it holds
+/// its `backend`, the loop program `exe` makes exactly [`CALLS`] direct clock_gettime
+/// calls and exits, well before `top`'s interval ends. Returns `top`'s document and the
+/// loop's pid.
+fn count_a_short_life(
+    make_top: impl FnOnce(u32) -> Command,
+    backend: &str,
+    exe: &Path,
+) -> (Value, u32) {
+    let mut looping = waiting_loop(exe);
+    let pid = looping.pid();
+    let mut top = Running(
+        make_top(pid)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start top"),
+    );
+    let waited = Instant::now();
+    while !ready(top.pid(), backend) {
+        let exited = top.0.try_wait().expect("top's status");
+        if exited.is_some() || waited.elapsed() > Duration::from_secs(120) {
+            let _ = top.0.kill();
+            let (out, err) = finish(&mut top);
+            panic!("top never held its {backend} backend (exit {exited:?}):\n{out}\n{err}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if backend == "perf" {
+        // perf's events are switched on just after the last buffer is mapped, in a loop
+        // of ioctls no file shows: this wait is that loop's, many times over.
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let mut stdin = looping.0.stdin.take().expect("the loop's stdin");
+    stdin.write_all(b"g").expect("start the loop's calls");
+    let mut done = [0u8; 1];
+    let mut stdout = looping.0.stdout.take().expect("the loop's stdout");
+    let read = stdout.read_exact(&mut done);
+    assert!(
+        read.is_ok(),
+        "the loop ended before its last call: {read:?}"
+    );
+    drop(stdin);
+    let status = looping.0.wait().expect("the loop's exit");
+    assert!(status.success(), "the loop exited {status}");
+    let (out, err) = finish(&mut top);
+    let status = top.0.wait().expect("top's exit");
+    assert!(status.success(), "top exited {status}: {err}");
+    let doc = serde_json::from_str(&out).unwrap_or_else(|e| panic!("bad JSON ({e}): {out}"));
+    (doc, pid)
+}
+
+/// The one row of the loop in `doc`, with exactly [`CALLS`] calls, and nothing lost.
+fn assert_counted_exactly(doc: &Value, pid: u32, backend: &str) {
+    assert_eq!(doc["backend"], backend, "{doc:#}");
+    let rows = rows_of(doc, pid);
+    assert_eq!(rows.len(), 1, "one row for the loop (pid {pid}): {doc:#}");
+    let r = &rows[0];
+    let lost = &doc["lost_samples"];
+    assert_eq!(r["calls"], CALLS, "{backend}, {lost} lost: {r}");
+    assert_eq!(r["syscall"], "clock_gettime", "{r}");
+    assert_eq!(r["clock"], "CLOCK_MONOTONIC", "{r}");
+    assert_eq!(r["comm"], "top_loop", "{r}");
+    assert_eq!(r["exited"], true, "{r}");
+    assert_eq!(lost, 0, "{doc:#}");
+}
+
+/// `top --backend B`, for each backend: a process that makes exactly 2000 direct system
+/// calls and exits inside the interval is listed with exactly 2000.
+#[test]
+fn each_backend_counts_every_call_of_a_process_that_exits_in_the_interval() {
+    const TEST: &str =
+        "top_backends::each_backend_counts_every_call_of_a_process_that_exits_in_the_interval";
+    let dir = scratch("top-backends");
+    if !traceable(TEST) {
+        return;
+    }
+    let Some(exe) = build_loop(TEST, &dir) else {
+        return;
+    };
+    for backend in ["tracepoint", "perf"] {
+        // perf beside a BPF counter on the same tracepoint: a time call the program
+        // stopped would reach no perf event at all.
+        let beside = (backend == "perf").then(bpf_counter_running);
+        let make_top = |pid: u32| {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_vdsotime"));
+            cmd.args(["top", "--once", "--duration", "3", "--json"])
+                .args(["--backend", backend]);
+            // perf without --pid copies every time call of the host: another test's
+            // flood could fill its buffers. The BPF counter has no buffer to fill.
+            if backend == "perf" {
+                cmd.args(["--pid", &pid.to_string()]);
+            }
+            cmd
+        };
+        let (doc, pid) = count_a_short_life(make_top, backend, &exe);
+        assert_counted_exactly(&doc, pid, backend);
+        let reason = format!("--backend {backend}");
+        assert_eq!(doc["backend_reason"], reason, "{doc:#}");
+        eprintln!("{TEST}: {backend}: {CALLS} of {CALLS} calls counted");
+        drop(beside);
+    }
+}
+
+/// A `top --backend tracepoint` left running, once its program is attached.
+fn bpf_counter_running() -> Running {
+    let top = start(Command::new(env!("CARGO_BIN_EXE_vdsotime")).args([
+        "top",
+        "--once",
+        "--duration",
+        "60",
+        "--backend",
+        "tracepoint",
+    ]));
+    let waited = Instant::now();
+    while !ready(top.pid(), "tracepoint") {
+        assert!(
+            waited.elapsed() < Duration::from_secs(120),
+            "the BPF counter never attached"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    top
+}
+
+/// `top` with `args`, without CAP_BPF and CAP_SYS_ADMIN (root otherwise), as setpriv
+/// runs it; `None` after a SKIP.
+fn without_bpf(test: &str, args: &[&str]) -> Option<Command> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        skip(test, "bpf", "not root: the backends need root here");
+        return None;
+    }
+    let caps = "-bpf,-sys_admin";
+    let probe = Command::new("setpriv")
+        .args(["--inh-caps", caps, "--bounding-set", caps, "true"])
+        .output();
+    if !probe.as_ref().is_ok_and(|o| o.status.success()) {
+        skip(
+            test,
+            "bpf",
+            format!("setpriv cannot drop CAP_BPF: {probe:?}"),
+        );
+        return None;
+    }
+    let mut cmd = Command::new("setpriv");
+    cmd.args(["--inh-caps", caps, "--bounding-set", caps])
+        .arg(env!("CARGO_BIN_EXE_vdsotime"))
+        .args(args);
+    Some(cmd)
+}
+
+/// Denied BPF, `auto` counts with perf, saying why; `--backend tracepoint` is refused
+/// with exit 77 and the capability it lacks.
+#[test]
+fn denied_bpf_falls_back_to_perf_with_the_reason() {
+    const TEST: &str = "top_backends::denied_bpf_falls_back_to_perf_with_the_reason";
+    let dir = scratch("top-no-bpf");
+    if !traceable(TEST) {
+        return;
+    }
+    let Some(exe) = build_loop(TEST, &dir) else {
+        return;
+    };
+    if without_bpf(TEST, &[]).is_none() {
+        return;
+    }
+    let make_top = |pid: u32| {
+        let pid = pid.to_string();
+        let args = ["top", "--once", "--duration", "3", "--json", "--pid", &pid];
+        without_bpf(TEST, &args).expect("setpriv ran above")
+    };
+    let (doc, pid) = count_a_short_life(make_top, "perf", &exe);
+    assert_counted_exactly(&doc, pid, "perf");
+    let reason = doc["backend_reason"].as_str().unwrap_or_default();
+    for needle in [
+        "BPF tracepoint unavailable",
+        "Operation not permitted",
+        "CAP_BPF",
+    ] {
+        assert!(reason.contains(needle), "{needle:?} in {reason:?}");
+    }
+    let forced = [
+        "top",
+        "--once",
+        "--duration",
+        "0.5",
+        "--backend",
+        "tracepoint",
+    ];
+    let mut cmd = without_bpf(TEST, &forced).expect("setpriv ran above");
+    let (c, out, err) = parts(&crate::process::output(&mut cmd, crate::LIMIT));
+    assert_eq!(c, 77, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(
+        err.contains("CAP_BPF") && !err.contains("panicked"),
+        "{err}"
+    );
+}
+
+/// Calls with this many distinct clock ids: more (process, call, clock) keys than the
+/// BPF counter's map holds (4096).
+const CLOCK_IDS: u64 = 5000;
+
+/// A Python process that, once a byte arrives on its standard input, calls
+/// clock_gettime directly with [`CLOCK_IDS`] distinct (invalid) clock ids, says so with
+/// a byte, and exits when its standard input closes.
+const MANY_CLOCKS: &str = "
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(16)
+sys.stdin.buffer.read(1)
+for clock in range(100000, 100000 + int(sys.argv[1])):
+    libc.syscall(int(sys.argv[2]), clock, buf)
+os.write(1, b'd')
+sys.stdin.buffer.read()
+";
+
+/// The BPF counter's full map: every call it could not count is counted as such, so the
+/// rows and `lost_samples` add up to every call made.
+#[test]
+fn a_full_bpf_map_counts_what_it_could_not_count() {
+    const TEST: &str = "top_backends::a_full_bpf_map_counts_what_it_could_not_count";
+    if !traceable(TEST) {
+        return;
+    }
+    if cfg!(not(target_arch = "x86_64")) {
+        skip(TEST, "bpf", "the test's clock_gettime number is x86_64's");
+        return;
+    }
+    let spawned = Command::new("python3")
+        .args(["-c", MANY_CLOCKS, &CLOCK_IDS.to_string(), "228"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn();
+    let mut python = match spawned {
+        Ok(child) => Running(child),
+        Err(e) => return skip(TEST, "bpf", format!("no python3: {e}")),
+    };
+    let pid = python.pid();
+    let mut top = Running(
+        Command::new(env!("CARGO_BIN_EXE_vdsotime"))
+            .args(["top", "--once", "--duration", "4", "--json"])
+            .args(["--backend", "tracepoint", "--pid", &pid.to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start top"),
+    );
+    let waited = Instant::now();
+    while !ready(top.pid(), "tracepoint") {
+        assert!(
+            top.0.try_wait().expect("top's status").is_none()
+                && waited.elapsed() < Duration::from_secs(120),
+            "top never attached: {:?}",
+            finish(&mut top)
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut stdin = python.0.stdin.take().expect("python's stdin");
+    stdin.write_all(b"g").expect("start python's calls");
+    let mut done = [0u8; 1];
+    let mut stdout = python.0.stdout.take().expect("python's stdout");
+    let read = stdout.read_exact(&mut done);
+    assert!(read.is_ok(), "python ended before its last call: {read:?}");
+    let (out, err) = finish(&mut top);
+    assert!(top.0.wait().expect("top's exit").success(), "{err}");
+    drop(stdin);
+    let doc: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("bad JSON ({e}): {out}"));
+    let rows = rows_of(&doc, pid);
+    let counted: u64 = rows
+        .iter()
+        .filter(|r| r["syscall"] == "clock_gettime" && r["clock"] != "CLOCK_MONOTONIC")
+        .map(|r| r["calls"].as_u64().unwrap_or(0))
+        .sum();
+    let lost = doc["lost_samples"].as_u64().expect("lost_samples");
+    assert!(lost > 0, "the map never filled: {counted} counted");
+    assert_eq!(counted + lost, CLOCK_IDS, "{counted} counted, {lost} not");
+    eprintln!("{TEST}: {counted} counted and {lost} not counted, of {CLOCK_IDS}");
+}
