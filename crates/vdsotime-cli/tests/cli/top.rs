@@ -153,6 +153,15 @@ pub fn perf_events_of(pid: u32) -> usize {
         .count()
 }
 
+/// How many of `pid`'s mappings are perf ring buffers.
+pub fn perf_rings_of(pid: u32) -> usize {
+    std::fs::read_to_string(format!("/proc/{pid}/maps"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("perf_event"))
+        .count()
+}
+
 /// The CPUs online (`/sys/devices/system/cpu/online`: `0-3,5`).
 pub fn online_cpus() -> usize {
     let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
@@ -213,14 +222,16 @@ fn every_direct_syscall_of_the_watched_loop_is_counted() {
     );
     let cpus = online_cpus();
     let waited = std::time::Instant::now();
-    while perf_events_of(top.pid()) < cpus {
+    while perf_events_of(top.pid()) < cpus || perf_rings_of(top.pid()) < cpus {
         let exited = top.0.try_wait().expect("top's status");
         assert!(
             exited.is_none() && waited.elapsed() < Duration::from_secs(120),
-            "top never opened its {cpus} events (exit {exited:?})"
+            "top never opened and mapped its {cpus} events (exit {exited:?})"
         );
         std::thread::sleep(Duration::from_millis(5));
     }
+    // The events are switched on just after the last buffer is mapped: a margin for that.
+    std::thread::sleep(Duration::from_millis(500));
     use std::io::{Read, Write};
     let mut stdin = looping.0.stdin.take().expect("the loop's stdin");
     stdin.write_all(b"g").expect("start the loop's calls");

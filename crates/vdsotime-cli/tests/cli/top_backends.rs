@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::skip::skip;
-use crate::top::{build_loop, online_cpus, perf_events_of, rows_of, start, traceable, Running};
+use crate::top::{
+    build_loop, online_cpus, perf_events_of, perf_rings_of, rows_of, start, traceable, Running,
+};
 use crate::{parts, scratch};
 
 /// The calls the loop makes: a rate of a million a second for 2 ms.
@@ -23,15 +25,6 @@ fn fds_of(pid: u32, what: &str) -> usize {
         .flatten()
         .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
         .filter(|target| target.to_string_lossy().contains(what))
-        .count()
-}
-
-/// How many of `pid`'s mappings are perf ring buffers.
-fn perf_rings_of(pid: u32) -> usize {
-    std::fs::read_to_string(format!("/proc/{pid}/maps"))
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| l.contains("perf_event"))
         .count()
 }
 

@@ -156,6 +156,12 @@ fn with_a_pid_150_threads_started_later_are_all_counted() {
         // This read sees the threads: too many to name, the filter then names none.
         tracer.drain(&mut events);
         go.wait();
+        // Read while they call, as top does: with no thread named, every process's time
+        // calls fill the buffers, and one read at the end could find them overflowed.
+        while !workers.iter().all(|w| w.is_finished()) {
+            tracer.drain(&mut events);
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
         workers
             .into_iter()
             .map(|w| w.join().expect("a calling thread"))
