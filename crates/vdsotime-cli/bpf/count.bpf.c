@@ -39,9 +39,8 @@ struct key {
 };
 
 /* Slots of `missed`. */
-#define MISSED_FULL 0    /* counts or comms full: the event could not be counted */
-#define MISSED_FOREIGN 1 /* a task outside the viewer's PID namespace */
-#define MISSED_SLOTS 2
+#define MISSED_FULL 0 /* counts or comms full: the event could not be counted */
+#define MISSED_SLOTS 1
 
 struct {
 	MAP_UINT(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -104,11 +103,10 @@ int count_sys_enter(void *ctx)
 		tgid = bpf_get_current_pid_tgid() >> 32;
 	} else {
 		struct bpf_pidns_info ns = {};
-		if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns))) {
-			miss(MISSED_FOREIGN);
-			return PASS;
-		}
-		tgid = ns.tgid;
+		/* A task of another PID namespace has no id in the viewer's: its calls
+		 * are counted under tgid 0, as the kernel reports them to perf. */
+		tgid = bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns))
+			? 0 : ns.tgid;
 	}
 	if (only_tgid != 0 && tgid != only_tgid)
 		return PASS;
@@ -129,9 +127,11 @@ int count_sys_enter(void *ctx)
 	/* First sight of this (process, call, clock): the process's name now. Taken
 	 * again at each new key, so a name from before an exec (a forked child's first
 	 * calls come before it) gives way to the program's own. */
-	char comm[16] = {};
-	bpf_get_current_comm(comm, sizeof(comm));
-	bpf_map_update_elem(&comms, &tgid, comm, BPF_ANY);
+	if (tgid != 0) {
+		char comm[16] = {};
+		bpf_get_current_comm(comm, sizeof(comm));
+		bpf_map_update_elem(&comms, &tgid, comm, BPF_ANY);
+	}
 	__u64 one = 1;
 	long err = bpf_map_update_elem(&counts, &k, &one, BPF_NOEXIST);
 	if (err == -EEXIST) {

@@ -30,10 +30,6 @@ pub struct Document<'a> {
     /// With `--pid`: what the count of its threads still misses (set from
     /// [`crate::top::perf::Tracer::thread_limit`]).
     pub thread_limit: Option<&'static str>,
-    /// Calls of tasks whose PID namespace is not this one's (the host's above it, or one
-    /// nested below), which the BPF counter cannot number here: not in the rows
-    /// (tracepoint, run inside a PID namespace).
-    pub calls_outside_pid_namespace: u64,
     /// With `--pid`: whether that process had exited by the end.
     pub pid_exited: Option<bool>,
     /// One row per (process, system call, clock), most calls first.
@@ -53,7 +49,6 @@ impl<'a> Document<'a> {
         doc.backend = chosen.name;
         doc.backend_reason = chosen.reason.as_deref();
         doc.thread_limit = chosen.source.thread_limit();
-        doc.calls_outside_pid_namespace = tally.outside;
         doc
     }
 
@@ -71,7 +66,6 @@ impl<'a> Document<'a> {
             backend_reason: None,
             lost_samples: lost,
             thread_limit: None,
-            calls_outside_pid_namespace: 0,
             pid_exited: pid.map(|p| !crate::top::process::alive(p)),
             rows,
         }
@@ -138,13 +132,6 @@ pub fn text(doc: &Document, lines: usize) -> String {
         out += &format!(
             "{} calls were not counted ({how}): the counts are that much low.\n",
             doc.lost_samples
-        );
-    }
-    if doc.calls_outside_pid_namespace > 0 {
-        out += &format!(
-            "{} calls came from processes in other PID namespaces, which have no id here; \
-             they are not in the table.\n",
-            doc.calls_outside_pid_namespace
         );
     }
     if let (Some(pid), Some(true)) = (doc.pid, doc.pid_exited) {

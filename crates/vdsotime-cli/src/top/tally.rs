@@ -67,9 +67,6 @@ pub struct Tally {
     /// Calls not counted: samples the kernel dropped (perf), or calls the full map
     /// could not count (BPF).
     pub lost: u64,
-    /// Calls of tasks in PID namespaces below this process's, which have no id here
-    /// (BPF, when this process is not in the initial namespace).
-    pub outside: u64,
     /// Only this process, if set.
     pub only: Option<u32>,
     /// This process (the tool itself), never counted.
@@ -135,7 +132,6 @@ impl Tally {
     pub fn reset(&mut self) {
         self.counts.clear();
         self.lost = 0;
-        self.outside = 0;
         self.facts.retain(|&pid, _| process::alive(pid));
         self.comms.retain(|&pid, _| process::alive(pid));
     }

@@ -119,7 +119,8 @@ fn the_live_view_does_not_spin_when_its_input_ends() {
     };
     let top = Running(
         Command::new(env!("CARGO_BIN_EXE_vdsotime"))
-            .arg("top")
+            // perf: its events on every CPU say when it watches.
+            .args(["top", "--backend", "perf"])
             .stdin(Stdio::null())
             .stdout(terminal)
             .stderr(Stdio::null())

@@ -42,9 +42,8 @@ static OBJECT: &Aligned<[u8]> = &Aligned(*include_bytes!("../../../bpf/count.bpf
 pub const READ_EVERY: Duration = Duration::from_millis(100);
 /// The program's number slots (`MAX_NUMBERS` in count.bpf.c).
 const MAX_NUMBERS: usize = 24;
-/// Slots of the `missed` map.
+/// The slot of the `missed` map: calls the full maps could not count.
 const MISSED_FULL: u32 = 0;
-const MISSED_FOREIGN: u32 = 1;
 /// The inode of the initial PID namespace (the kernel's PROC_PID_INIT_INO).
 const INIT_PID_NS_INO: u64 = 0xEFFF_FFFC;
 
@@ -55,7 +54,7 @@ pub struct Counter {
     missed: PerCpuArray<MapData, u64>,
     deltas: Deltas,
     /// The `missed` totals at the last read.
-    missed_last: [u64; 2],
+    missed_last: [u64; 1],
     /// The program's descriptor (owned by `_ebpf`), for its `recursion_misses`.
     program_fd: Option<RawFd>,
     /// Its `recursion_misses` at the last read.
@@ -178,7 +177,7 @@ impl Counter {
             comms: HashMap::try_from(comms).map_err(map_error)?,
             missed: PerCpuArray::try_from(missed).map_err(map_error)?,
             deltas: Deltas::default(),
-            missed_last: [0; 2],
+            missed_last: [0; 1],
             program_fd,
             misses_last: 0,
             _ebpf: ebpf,
@@ -198,7 +197,8 @@ impl Counter {
         gone.extend(named.iter().map(|(tgid, _)| *tgid));
         gone.sort_unstable();
         gone.dedup();
-        gone.retain(|&pid| !process::alive(pid));
+        // 0: every process outside the viewer's PID namespace, which never exits.
+        gone.retain(|&pid| pid != 0 && !process::alive(pid));
         for (tgid, comm) in named {
             let len = comm.iter().position(|&b| b == 0).unwrap_or(comm.len());
             tally.name(tgid, String::from_utf8_lossy(&comm[..len]).into_owned());
@@ -226,7 +226,6 @@ impl Counter {
             tally.lost += total.saturating_sub(self.misses_last);
             self.misses_last = total;
         }
-        tally.outside += self.missed_since_last(MISSED_FOREIGN);
     }
 
     /// What slot `slot` of the `missed` map added since the last read.
