@@ -153,6 +153,38 @@ pub fn perf_events_of(pid: u32) -> usize {
         .count()
 }
 
+/// Standard output and error of `top`, read to their end (once it has exited).
+pub fn finish(top: &mut Running) -> (String, String) {
+    use std::io::Read;
+    let (mut out, mut err) = (String::new(), String::new());
+    if let Some(mut o) = top.0.stdout.take() {
+        let _ = o.read_to_string(&mut out);
+    }
+    if let Some(mut e) = top.0.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    (out, err)
+}
+
+/// How many of `pid`'s descriptors' targets contain `what`.
+pub fn fds_of(pid: u32, what: &str) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|target| target.to_string_lossy().contains(what))
+        .count()
+}
+
+/// Whether `top` (pid) counts with `backend`: it holds the BPF program's link (made by
+/// the attach itself), or perf's event on every CPU with its ring buffer mapped.
+pub fn ready(pid: u32, backend: &str) -> bool {
+    match backend {
+        "tracepoint" => fds_of(pid, "bpf_link") > 0,
+        _ => perf_events_of(pid) >= online_cpus() && perf_rings_of(pid) >= online_cpus(),
+    }
+}
+
 /// How many of `pid`'s mappings are perf ring buffers.
 pub fn perf_rings_of(pid: u32) -> usize {
     std::fs::read_to_string(format!("/proc/{pid}/maps"))
@@ -246,19 +278,7 @@ fn every_direct_syscall_of_the_watched_loop_is_counted() {
         read.is_ok(),
         "the loop ended before its last call: {read:?}"
     );
-    let (mut out, mut err) = (String::new(), String::new());
-    let _ = top
-        .0
-        .stdout
-        .take()
-        .expect("top's stdout")
-        .read_to_string(&mut out);
-    let _ = top
-        .0
-        .stderr
-        .take()
-        .expect("top's stderr")
-        .read_to_string(&mut err);
+    let (out, err) = finish(&mut top);
     let status = top.0.wait().expect("top's exit");
     drop(stdin);
     assert!(status.success(), "top exited {status}: {err}");

@@ -10,44 +10,11 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::skip::skip;
-use crate::top::{
-    build_loop, online_cpus, perf_events_of, perf_rings_of, rows_of, start, traceable, Running,
-};
+use crate::top::{build_loop, finish, ready, rows_of, start, traceable, Running};
 use crate::{parts, scratch};
 
 /// The calls the loop makes: a rate of a million a second for 2 ms.
 const CALLS: u64 = 2000;
-
-/// How many of `pid`'s descriptors' targets contain `what`.
-fn fds_of(pid: u32, what: &str) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .into_iter()
-        .flatten()
-        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
-        .filter(|target| target.to_string_lossy().contains(what))
-        .count()
-}
-
-/// Whether `top` (pid) counts with `backend`: it holds the BPF program's link (made by
-/// the attach itself), or perf's event on every CPU with its ring buffer mapped.
-fn ready(pid: u32, backend: &str) -> bool {
-    match backend {
-        "tracepoint" => fds_of(pid, "bpf_link") > 0,
-        _ => perf_events_of(pid) >= online_cpus() && perf_rings_of(pid) >= online_cpus(),
-    }
-}
-
-/// Standard output and error of `top`, once it has exited.
-fn finish(top: &mut Running) -> (String, String) {
-    let (mut out, mut err) = (String::new(), String::new());
-    if let Some(mut o) = top.0.stdout.take() {
-        let _ = o.read_to_string(&mut out);
-    }
-    if let Some(mut e) = top.0.stderr.take() {
-        let _ = e.read_to_string(&mut err);
-    }
-    (out, err)
-}
 
 /// The loop program `exe`, waiting for a byte on its standard input to make exactly
 /// [`CALLS`] direct clock_gettime calls.

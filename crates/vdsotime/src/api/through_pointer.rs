@@ -10,11 +10,11 @@ use crate::{ClockId, Errno, Timespec, Timeval, Timezone};
 ///
 /// # Fallback
 ///
-/// As [`time`].
+/// As [`time`](crate::time).
 ///
 /// # Errors
 ///
-/// As [`time`]: `-1` only if even the system call fails.
+/// As [`time`](crate::time): `-1` only if even the system call fails.
 ///
 /// # Safety
 /// `t` must be null or valid for writes.
@@ -40,11 +40,11 @@ pub unsafe fn time_to(t: *mut i64) -> i64 {
 ///
 /// # Fallback
 ///
-/// As [`clock_gettime`].
+/// As [`clock_gettime`](crate::clock_gettime).
 ///
 /// # Errors
 ///
-/// As [`clock_gettime`].
+/// As [`clock_gettime`](crate::clock_gettime).
 ///
 /// # Safety
 /// `ts` must be valid for writes of a `Timespec`.
@@ -73,11 +73,11 @@ pub unsafe fn clock_gettime_to(clock: ClockId, ts: *mut Timespec) -> Result<(), 
 ///
 /// # Fallback
 ///
-/// As [`clock_getres`].
+/// As [`clock_getres`](crate::clock_getres).
 ///
 /// # Errors
 ///
-/// As [`clock_getres`].
+/// As [`clock_getres`](crate::clock_getres).
 ///
 /// # Safety
 /// `res` must be null or valid for writes of a `Timespec`.
@@ -114,11 +114,11 @@ pub unsafe fn clock_getres_to(clock: ClockId, res: *mut Timespec) -> Result<(), 
 ///
 /// # Fallback
 ///
-/// As [`gettimeofday`].
+/// As [`gettimeofday`](crate::gettimeofday).
 ///
 /// # Errors
 ///
-/// As [`gettimeofday`].
+/// As [`gettimeofday`](crate::gettimeofday).
 ///
 /// # Safety
 /// `tv` must be valid for writes of a `Timeval` (or null, on 64-bit targets); `tz` null

@@ -115,11 +115,7 @@ fn with_a_pid_a_thread_started_later_is_counted() {
         worker.join().expect("the calling thread")
     });
     tracer.drain(&mut events);
-    let lost: u64 = events
-        .iter()
-        .map(|e| if let Event::Lost(n) = e { *n } else { 0 })
-        .sum();
-    assert_eq!(lost, 0);
+    assert_eq!(lost(&events), 0);
     assert_eq!(calls(&events, me, Some(tid)), 1000);
 }
 
@@ -168,11 +164,7 @@ fn with_a_pid_150_threads_started_later_are_all_counted() {
             .collect()
     });
     tracer.drain(&mut events);
-    let lost: u64 = events
-        .iter()
-        .map(|e| if let Event::Lost(n) = e { *n } else { 0 })
-        .sum();
-    assert_eq!(lost, 0);
+    assert_eq!(lost(&events), 0);
     let counted: Vec<usize> = tids.iter().map(|&t| calls(&events, me, Some(t))).collect();
     assert!(counted.iter().all(|&n| n == CALLS), "{counted:?}");
 }
@@ -184,4 +176,12 @@ fn the_filter_names_every_number() {
         filter(&[228, 96], &[7, 8]),
         "(id == 228 || id == 96) && (common_pid == 7 || common_pid == 8)"
     );
+}
+
+/// The samples the kernel said it dropped.
+fn lost(events: &[Event]) -> u64 {
+    events
+        .iter()
+        .map(|e| if let Event::Lost(n) = e { *n } else { 0 })
+        .sum()
 }
