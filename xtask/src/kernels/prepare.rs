@@ -183,7 +183,7 @@ impl<'a> Preparer<'a> {
 /// unshare(CLONE_NEWTIME) says EINVAL); seccomp everywhere (the tests' filters are written
 /// for every architecture). (The getrandom tests have no
 /// requirement of their own: the host checks their SKIP lines, see
-/// [`show::getrandom_failures`].) A kernel built with the auxiliary clocks requires their test.
+/// [`super::show::getrandom_failures`].) A kernel built with the auxiliary clocks requires their test.
 fn require(m: &Machine) -> &'static str {
     if m.source_config.is_some() {
         // Built with the auxiliary clocks, whose test must then run.
