@@ -148,18 +148,27 @@ fn installed_libraries_carry_no_debug_information() {
     ] {
         assert!(!has_debug_info(&stripped.join("lib").join(f)), "{f}");
     }
-    // Stripped, the preload still serves a program.
+    // Stripped, the preload still serves a program: the machine's `date`, where the preload
+    // is built for the machine's own C library (x86-64 glibc), not for another target's.
     let preload = stripped.join("lib/libvdsotime_preload.so");
-    let out = run_ok(
-        Command::new("date")
-            .env("LD_PRELOAD", &preload)
-            .env("VDSOTIME_PRELOAD_DEBUG", "1"),
-    );
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        said.contains("names bound here") && said.contains(&*preload.to_string_lossy()),
-        "{said}"
-    );
+    if cfg!(all(target_arch = "x86_64", target_env = "gnu")) {
+        let out = run_ok(
+            Command::new("date")
+                .env("LD_PRELOAD", &preload)
+                .env("VDSOTIME_PRELOAD_DEBUG", "1"),
+        );
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            said.contains("names bound here") && said.contains(&*preload.to_string_lossy()),
+            "{said}"
+        );
+    } else {
+        support::skip::skip(
+            "installed_libraries_carry_no_debug_information (the stripped preload under date)",
+            "glibc64",
+            "the machine's date is an x86-64 glibc program, and this preload is another target's",
+        );
+    }
     let kept = dir.join("kept");
     install_from(&build_dir(), &kept, &["--no-strip"]);
     assert!(has_debug_info(&kept.join("lib/libvdsotime.so.0")));
