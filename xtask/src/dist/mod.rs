@@ -11,6 +11,7 @@ mod fresh_root;
 mod setup;
 mod source;
 mod static_run;
+mod stripped;
 mod tarball;
 mod version;
 
@@ -217,6 +218,9 @@ fn run(opts: &Options, durations: &mut Vec<String>) -> Result<(), String> {
         .collect();
     timed("lintian", durations, || {
         lintian(&debs, &logs.join("lintian.log"))
+    })?;
+    timed("the packaged preload stripped", durations, || {
+        stripped::check(&debs, &work)
     })?;
     let source_file = out.join("SOURCE");
     fs::write(&source_file, source.report())
