@@ -158,6 +158,7 @@ pub fn is_tool_run(label: &str) -> bool {
             super::top::RUN.0,
         ]
         .contains(&label)
+        || super::top::count::is_label(label)
 }
 
 /// Where the image dumped inside is read back from.
@@ -189,6 +190,8 @@ pub struct Spec<'a> {
     /// The kernel has the auxiliary clocks: the C API's and the preload's programs for
     /// them, run after the test binaries.
     pub aux_programs: Option<&'a AuxPrograms>,
+    /// The backends `vdsotime top` counts exactly with in the default boot.
+    pub top_counts: &'a [&'a str],
 }
 
 /// The tests a default boot skips, in groups with the reason each gets.
@@ -241,6 +244,8 @@ pub fn assemble(
         "vm-write",
         "vm-timeloop",
         "vm-top-watch",
+        "vm-syscalls",
+        "vm-top-count",
     ] {
         a.symlink(&format!("/bin/{applet}"), "/init");
     }
@@ -283,6 +288,13 @@ pub fn assemble(
     if spec.scenario.top {
         let (label, timeout, argv) = super::top::RUN;
         run(label, timeout, "show", argv);
+    }
+    if spec.scenario.suite {
+        for backend in spec.top_counts {
+            let (label, timeout, argv) = super::top::count::run(backend);
+            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+            run(&label, timeout, "show", &argv);
+        }
     }
     let mut skips = Vec::new();
     if spec.scenario.suite {
@@ -429,6 +441,7 @@ mod tests {
             require: "",
             vdso_getrandom,
             aux_programs: None,
+            top_counts: &["perf"],
         }
     }
 

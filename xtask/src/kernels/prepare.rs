@@ -12,7 +12,7 @@ use super::build::{self, Built};
 use super::kernel::{Kernel, Unbootable};
 use super::machines::Machine;
 use super::scenarios::Scenario;
-use super::{payload, source};
+use super::{payload, source, top};
 use crate::toolchain;
 
 /// What every boot shares.
@@ -159,6 +159,7 @@ impl<'a> Preparer<'a> {
                 require: require(&m),
                 vdso_getrandom: ready.kernel.as_ref().is_ok_and(|k| k.getrandom),
                 aux_programs,
+                top_counts: top::count::backends(&m),
             };
             let p = payload::assemble(b, ctx.root, &spec, objcopy).map_err(Unbootable::Failed)?;
             fs::write(&ready.initrd, &p.initramfs)

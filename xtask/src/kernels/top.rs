@@ -9,6 +9,8 @@
 //! clocksource applies to every process). An empty document, a failed run or a loop that
 //! ended before `top` did is a failure.
 
+pub mod count;
+
 use super::json::{self, Value};
 use super::judge::Truth;
 

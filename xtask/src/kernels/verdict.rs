@@ -186,6 +186,28 @@ pub fn one(ctx: &Context, r: &Ready) -> (Booted, String) {
     if let Some(Err(wrong)) = &top {
         failures.extend(wrong.iter().map(|f| format!("top: {f}")));
     }
+    let counts_judged: Vec<Result<String, Vec<String>>> = if r.scenario.suite {
+        top::count::backends(m)
+            .iter()
+            .map(|backend| {
+                let run = console.run(&top::count::label(backend));
+                let exit = run.and_then(|r| exit_code(&r.status));
+                top::count::judge(backend, run.map_or(&[][..], |r| &r.lines), exit).map_err(
+                    |wrong| {
+                        wrong
+                            .into_iter()
+                            .map(|f| format!("top --backend {backend}: {f}"))
+                            .collect()
+                    },
+                )
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    for wrong in counts_judged.iter().filter_map(|j| j.as_ref().err()) {
+        failures.extend(wrong.iter().cloned());
+    }
 
     let outcome = if failures.is_empty() {
         Outcome::Pass
@@ -279,6 +301,9 @@ pub fn one(ctx: &Context, r: &Ready) -> (Booted, String) {
         });
     }
     if let Some(Ok(said)) = &top {
+        let _ = writeln!(out, "  {said}");
+    }
+    for said in counts_judged.iter().filter_map(|j| j.as_ref().ok()) {
         let _ = writeln!(out, "  {said}");
     }
     if r.scenario.suite {

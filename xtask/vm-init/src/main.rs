@@ -7,11 +7,13 @@
 //! to `env NAME=VALUE... PROGRAM` (module [`env`](mod@env): a variable for one program of
 //! the plan), to `vm-truth`, the reading of the kernel's clock state the host judges
 //! `vdsotime doctor` against (module [`truth`]), and to `vm-write PATH VALUE`, which
-//! writes a sysfs switch (exit 1, saying why, if the kernel refuses), and to `vm-timeloop`
+//! writes a sysfs switch (exit 1, saying why, if the kernel refuses), to `vm-timeloop`
 //! and `vm-top-watch`, the time-reading processes `vdsotime top` is judged against (module
-//! [`timeloop`]). The host installs
+//! [`timeloop`]), and to `vm-syscalls` and `vm-top-count`, the exact count `top` must
+//! match with each of its backends (module [`count`]). The host installs
 //! them in `/bin` as links to it.
 
+mod count;
 mod env;
 mod plan;
 mod report;
@@ -44,6 +46,8 @@ fn main() {
         "vm-write" => std::process::exit(write(&args[1..])),
         "vm-timeloop" => std::process::exit(timeloop::timeloop(&args[1..])),
         "vm-top-watch" => std::process::exit(timeloop::watch(&args[1..])),
+        "vm-syscalls" => std::process::exit(count::syscalls(&args[1..])),
+        "vm-top-count" => std::process::exit(count::top_count(&args[1..])),
         _ => init(),
     }
 }

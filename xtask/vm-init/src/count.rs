@@ -1,0 +1,180 @@
+//! An exact count for `vdsotime top` to match inside a machine.
+//!
+//! - `vm-syscalls CALLS`: waits for a byte on standard input, makes exactly `CALLS` direct
+//!   `clock_gettime(CLOCK_MONOTONIC)` system calls (never the vDSO), writes a byte to
+//!   standard output and exits: a process whose every call `top` must count, and which
+//!   ends long before `top`'s interval does.
+//! - `vm-top-count BACKEND CALLS PROGRAM ARGS...`: starts `vm-syscalls CALLS`, then PROGRAM
+//!   (`vdsotime top --backend BACKEND ...`, its output this program's own); once PROGRAM
+//!   holds what BACKEND counts with (read from `/proc`, so nothing depends on timing), lets
+//!   the calls go, prints `counted PID CALLS`, and exits with PROGRAM's status.
+
+use std::io::{Read, Write};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Where the counted program is (a link to this program).
+const SYSCALLS_PROGRAM: &str = "/bin/vm-syscalls";
+/// How long PROGRAM may take to hold its backend (its start measures what calls cost,
+/// slow under TCG).
+const READY_LIMIT: Duration = Duration::from_secs(150);
+
+/// `vm-syscalls CALLS`.
+pub fn syscalls(args: &[String]) -> i32 {
+    let Some(calls) = args.first().and_then(|a| a.parse::<u64>().ok()) else {
+        eprintln!("usage: vm-syscalls CALLS");
+        return 2;
+    };
+    let mut go = [0u8; 1];
+    if std::io::stdin().read_exact(&mut go).is_err() {
+        eprintln!("vm-syscalls: standard input ended before the go");
+        return 1;
+    }
+    // Room for either layout the kernel writes (32-bit and 64-bit `timespec`).
+    let mut ts = [0u64; 2];
+    for _ in 0..calls {
+        // SAFETY: clock_gettime writes at most 16 bytes at `ts`, which holds 16.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_clock_gettime,
+                libc::CLOCK_MONOTONIC,
+                ts.as_mut_ptr(),
+            )
+        };
+        if rc != 0 {
+            eprintln!(
+                "vm-syscalls: clock_gettime: {}",
+                std::io::Error::last_os_error()
+            );
+            return 1;
+        }
+    }
+    match std::io::stdout().write_all(b"d") {
+        Ok(()) => 0,
+        Err(_) => 1,
+    }
+}
+
+/// `vm-top-count BACKEND CALLS PROGRAM ARGS...`.
+pub fn top_count(args: &[String]) -> i32 {
+    let [backend, calls, program, rest @ ..] = args else {
+        eprintln!("usage: vm-top-count BACKEND CALLS PROGRAM ARGS...");
+        return 2;
+    };
+    let counted = match Command::new(SYSCALLS_PROGRAM)
+        .arg(calls)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("vm-top-count: {SYSCALLS_PROGRAM}: {e}");
+            return 1;
+        }
+    };
+    let mut counted = Reaped(counted);
+    let mut watcher = match Command::new(program).args(rest).spawn() {
+        Ok(c) => Reaped(c),
+        Err(e) => {
+            eprintln!("vm-top-count: {program}: {e}");
+            return 1;
+        }
+    };
+    let started = Instant::now();
+    while !holds(watcher.0.id(), backend) {
+        if let Ok(Some(s)) = watcher.0.try_wait() {
+            eprintln!("vm-top-count: {program} exited before it held its {backend} backend: {s}");
+            return s.code().unwrap_or(1);
+        }
+        if started.elapsed() > READY_LIMIT {
+            eprintln!(
+                "vm-top-count: {program} did not hold its {backend} backend in {READY_LIMIT:?}"
+            );
+            return 1;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if backend == "perf" {
+        // perf's events are switched on just after the last buffer is mapped, in a loop of
+        // ioctls no file shows: this wait is that loop's, many times over.
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    println!(
+        "holding {backend} after {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let pid = counted.0.id();
+    let (Some(mut stdin), Some(mut stdout)) = (counted.0.stdin.take(), counted.0.stdout.take())
+    else {
+        return 1;
+    };
+    let mut done = [0u8; 1];
+    if stdin.write_all(b"g").is_err() || stdout.read_exact(&mut done).is_err() {
+        eprintln!("vm-top-count: {SYSCALLS_PROGRAM} ended before its last call");
+        return 1;
+    }
+    drop(stdin);
+    match counted.0.wait() {
+        Ok(s) if s.success() => println!("counted {pid} {calls}"),
+        other => {
+            eprintln!("vm-top-count: {SYSCALLS_PROGRAM}: {other:?}");
+            return 1;
+        }
+    }
+    match watcher.0.wait() {
+        Ok(s) => s.code().unwrap_or(1),
+        Err(e) => {
+            eprintln!("vm-top-count: {program}: {e}");
+            1
+        }
+    }
+}
+
+/// Whether process `pid` holds what `backend` counts with: the BPF program's link (made by
+/// the attach itself), or perf's event on every online CPU with its ring buffer mapped.
+fn holds(pid: u32, backend: &str) -> bool {
+    let links: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .map(|t| t.to_string_lossy().into_owned())
+        .collect();
+    let has = |what: &str| links.iter().filter(|t| t.contains(what)).count();
+    if backend == "perf" {
+        let cpus = online_cpus();
+        let rings = std::fs::read_to_string(format!("/proc/{pid}/maps"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains("perf_event"))
+            .count();
+        cpus > 0 && has("perf_event") >= cpus && rings >= cpus
+    } else {
+        has("bpf_link") > 0
+    }
+}
+
+/// The CPUs online (`/sys/devices/system/cpu/online`: `0-3,5`).
+fn online_cpus() -> usize {
+    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    text.trim()
+        .split(',')
+        .filter_map(|part| {
+            let (a, b) = part.split_once('-').unwrap_or((part, part));
+            b.parse::<usize>()
+                .ok()?
+                .checked_add(1)?
+                .checked_sub(a.parse().ok()?)
+        })
+        .sum()
+}
+
+/// A child killed and reaped when dropped, whatever path ends the count.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
