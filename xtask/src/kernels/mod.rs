@@ -44,7 +44,11 @@ Boots Debian kernels of each architecture (the release's and the newest Debian b
 a `-newest` machine takes trixie-backports' kernel, or unstable's where the mirror does
 not serve it, and says which) under qemu-system (TCG) with an initramfs of static test
 binaries and an init of its own; inside, runs the core's test suite, `vdsotime check
---duration 2`, `vdsotime info`, `vdsotime bench --trials 3` and `vdsotime dump`. x86_64
+--duration 2`, `vdsotime info`, `vdsotime bench --trials 3` and `vdsotime dump`, and
+`vdsotime top` with each backend the machine's tool has (BPF's counter on 64-bit builds,
+perf's ring buffers everywhere; none in the x86_64-aux kernel, which has no system call
+tracepoints): a process making exactly 2000 direct clock_gettime calls while it watches
+must be listed with exactly 2000. x86_64
 kernels boot again with clocksource=hpet, clocksource=acpi_pm, tsc=unstable and vdso=0,
 and every x86_64 boot runs `vdsotime doctor --json` (the default boot also inside a time
 namespace), whose verdict must match what the kernel itself says (its clocksource, a

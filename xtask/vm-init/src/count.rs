@@ -104,6 +104,18 @@ pub fn top_count(args: &[String]) -> i32 {
         "holding {backend} after {:.1} s",
         started.elapsed().as_secs_f64()
     );
+    if backend == "perf" {
+        let rings = rings(watcher.0.id());
+        // SAFETY: sysconf reads a constant of the system; no memory is passed.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        let kib: Vec<String> = rings.iter().map(|b| (b / 1024).to_string()).collect();
+        println!(
+            "perf rings: {} of {} KiB; page {} KiB",
+            rings.len(),
+            kib.join(", "),
+            page / 1024
+        );
+    }
     let pid = counted.0.id();
     let (Some(mut stdin), Some(mut stdout)) = (counted.0.stdin.take(), counted.0.stdout.take())
     else {
@@ -143,15 +155,24 @@ fn holds(pid: u32, backend: &str) -> bool {
     let has = |what: &str| links.iter().filter(|t| t.contains(what)).count();
     if backend == "perf" {
         let cpus = online_cpus();
-        let rings = std::fs::read_to_string(format!("/proc/{pid}/maps"))
-            .unwrap_or_default()
-            .lines()
-            .filter(|l| l.contains("perf_event"))
-            .count();
-        cpus > 0 && has("perf_event") >= cpus && rings >= cpus
+        cpus > 0 && has("perf_event") >= cpus && rings(pid).len() >= cpus
     } else {
         has("bpf_link") > 0
     }
+}
+
+/// The size in bytes of each perf ring buffer process `pid` has mapped.
+fn rings(pid: u32) -> Vec<u64> {
+    std::fs::read_to_string(format!("/proc/{pid}/maps"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("perf_event"))
+        .filter_map(|l| {
+            let (start, end) = l.split_whitespace().next()?.split_once('-')?;
+            let start = u64::from_str_radix(start, 16).ok()?;
+            u64::from_str_radix(end, 16).ok()?.checked_sub(start)
+        })
+        .collect()
 }
 
 /// The CPUs online (`/sys/devices/system/cpu/online`: `0-3,5`).

@@ -16,6 +16,11 @@ pub const CALLS: u64 = 2000;
 /// Each run's timeout (s): `top` first measures what the calls cost, slow under TCG.
 const TIMEOUT: u64 = 240;
 
+/// The largest perf ring buffer mapping accepted (bytes): the tool sizes each in bytes (2
+/// MiB of data and a metadata page); sized in pages, one would be 32 MiB on ppc64le's 64 KiB
+/// pages.
+const RING_LIMIT: u64 = 4 << 20;
+
 /// The architectures whose tool is a 32-bit build, which has no BPF backend.
 const BITS_32: &[&str] = &["i686", "arm"];
 
@@ -84,6 +89,31 @@ pub fn judge(backend: &str, lines: &[String], exit: Option<i32>) -> Result<Strin
         failures.extend(lines.iter().rev().take(3).rev().cloned());
         return Err(failures);
     };
+    let rings = if backend == "perf" {
+        match ring_sizes(lines) {
+            Some((sizes, page)) => {
+                if let Some(big) = sizes.iter().find(|&&b| b > RING_LIMIT) {
+                    failures.push(format!(
+                        "a perf ring buffer of {} KiB (pages of {} KiB): over {} KiB",
+                        big / 1024,
+                        page / 1024,
+                        RING_LIMIT / 1024
+                    ));
+                }
+                format!(
+                    "; perf rings of {} KiB, pages of {} KiB",
+                    sizes.iter().max().copied().unwrap_or(0) / 1024,
+                    page / 1024
+                )
+            }
+            None => {
+                failures.push("no line gives perf's ring buffer sizes".to_string());
+                String::new()
+            }
+        }
+    } else {
+        String::new()
+    };
     let doc = match json::document(lines) {
         Ok(d) => d,
         Err(e) => {
@@ -139,12 +169,25 @@ pub fn judge(backend: &str, lines: &[String], exit: Option<i32>) -> Result<Strin
             .unwrap_or("?");
         Ok(format!(
             "top --backend {backend}: a process's {calls} direct calls counted exactly ({}; \
-             holding {held})",
+             holding {held}{rings})",
             seen.join(", ")
         ))
     } else {
         Err(failures)
     }
+}
+
+/// `perf rings: N of A, B KiB; page P KiB`: each ring's size and the page size, in bytes.
+fn ring_sizes(lines: &[String]) -> Option<(Vec<u64>, u64)> {
+    let rest = lines.iter().find_map(|l| l.strip_prefix("perf rings: "))?;
+    let (rings, page) = rest.split_once(" KiB; page ")?;
+    let (_, sizes) = rings.split_once(" of ")?;
+    let sizes = sizes
+        .split(", ")
+        .map(|k| k.parse::<u64>().ok().map(|k| k * 1024))
+        .collect::<Option<Vec<u64>>>()?;
+    let page = page.strip_suffix(" KiB")?.parse::<u64>().ok()? * 1024;
+    (!sizes.is_empty()).then_some((sizes, page))
 }
 
 #[cfg(test)]
@@ -154,6 +197,7 @@ mod tests {
     fn output(backend: &str, rows: &str, lost: u32) -> Vec<String> {
         let mut lines = vec![
             format!("holding {backend} after 2.0 s"),
+            "perf rings: 2 of 2112, 2112 KiB; page 64 KiB".to_string(),
             "counted 77 2000".to_string(),
         ];
         let doc = format!(
@@ -207,11 +251,32 @@ mod tests {
     }
 
     #[test]
+    fn perf_rings_sized_in_pages_fail() {
+        let mut lines = output("perf", &row(77, "CLOCK_MONOTONIC", 2000), 0);
+        let said = judge("perf", &lines, Some(0)).expect("rings of 2 MiB");
+        assert!(
+            said.contains("perf rings of 2112 KiB, pages of 64 KiB"),
+            "{said}"
+        );
+        lines[1] = "perf rings: 2 of 32832, 32832 KiB; page 64 KiB".to_string();
+        let wrong = judge("perf", &lines, Some(0)).expect_err("rings of 32 MiB");
+        assert!(wrong[0].contains("32832 KiB"), "{wrong:?}");
+        lines.remove(1);
+        assert!(judge("perf", &lines, Some(0)).is_err());
+    }
+
+    #[test]
     fn no_count_or_no_document_fails() {
         let lines = vec!["vm-top-count: /bin/vdsotime exited".to_string()];
         assert!(judge("perf", &lines, Some(1)).is_err());
         let lines = vec!["counted 77 2000".to_string()];
         assert!(judge("perf", &lines, Some(0)).is_err());
+    }
+
+    #[test]
+    fn the_help_states_the_count() {
+        let help = super::super::super::USAGE.replace('\n', " ");
+        assert!(help.contains(&format!("exactly {CALLS} direct")), "{help}");
     }
 
     #[test]
