@@ -179,7 +179,7 @@ impl Counter {
             let program = fentry_program(&mut ebpf, t)?;
             program.load(&t.function, &btf).map_err(|e| {
                 unavailable(
-                    &format!("verifying the fentry program for {}", t.function),
+                    &format!("loading the fentry program for {}", t.function),
                     &e,
                 )
             })?;
