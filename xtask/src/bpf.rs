@@ -1,11 +1,13 @@
-//! `cargo xtask bpf`: compiles `vdsotime top`'s BPF counter
-//! (crates/vdsotime-cli/bpf/count.bpf.c) into the objects checked into the repository,
-//! one per BPF byte order, which the tool embeds; `--check` compiles them into a
-//! temporary directory and fails if a checked-in object differs.
+//! `cargo xtask bpf`: compiles `vdsotime top`'s BPF counters (crates/vdsotime-cli/bpf)
+//! into the objects checked into the repository, which the tool embeds: the tracepoint
+//! counter (count.bpf.c) once per BPF byte order, the fentry counter (fentry.bpf.c) once
+//! per architecture, whose saved registers (pt_regs.h) differ. `--check` compiles them
+//! into a temporary directory and fails if a checked-in object differs.
 //!
 //! Reproducible: one clang (Debian's clang 14, installed here if missing, as root), fixed
-//! flags, the project's own header and no system header, run from the source's directory
-//! with that directory mapped to `.` in the debug information.
+//! flags, the project's own headers and no system header (no generated vmlinux.h), run
+//! from the source's directory with that directory mapped to `.` in the debug
+//! information.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -15,19 +17,67 @@ use std::process::{Command, ExitCode};
 const CLANG: &str = "Debian clang version 14.";
 /// Debian's package that provides it.
 const CLANG_PACKAGE: &str = "clang-14";
-/// The source, relative to the BPF directory.
-const SOURCE: &str = "count.bpf.c";
-/// The BPF targets: little-endian (x86_64, aarch64, ...) and big-endian (s390x).
-const TARGETS: [&str; 2] = ["bpfel", "bpfeb"];
+/// An object to build.
+struct Object {
+    /// Its source, in the BPF directory.
+    source: &'static str,
+    /// The BPF target: `bpfel` (x86_64, aarch64, ...) or `bpfeb` (s390x).
+    target: &'static str,
+    /// The architecture whose registers it reads (`__TARGET_ARCH_<arch>`), if any.
+    arch: Option<&'static str>,
+    /// Its file name in the BPF directory.
+    name: &'static str,
+}
+
+/// Every object the tool embeds.
+const OBJECTS: [Object; 7] = [
+    Object {
+        source: "count.bpf.c",
+        target: "bpfel",
+        arch: None,
+        name: "count.bpfel.o",
+    },
+    Object {
+        source: "count.bpf.c",
+        target: "bpfeb",
+        arch: None,
+        name: "count.bpfeb.o",
+    },
+    Object {
+        source: "fentry.bpf.c",
+        target: "bpfel",
+        arch: Some("x86"),
+        name: "fentry.x86_64.o",
+    },
+    Object {
+        source: "fentry.bpf.c",
+        target: "bpfel",
+        arch: Some("arm64"),
+        name: "fentry.aarch64.o",
+    },
+    Object {
+        source: "fentry.bpf.c",
+        target: "bpfeb",
+        arch: Some("s390"),
+        name: "fentry.s390x.o",
+    },
+    Object {
+        source: "fentry.bpf.c",
+        target: "bpfel",
+        arch: Some("riscv"),
+        name: "fentry.riscv64.o",
+    },
+    Object {
+        source: "fentry.bpf.c",
+        target: "bpfel",
+        arch: Some("powerpc"),
+        name: "fentry.powerpc64le.o",
+    },
+];
 
 /// The directory of the BPF source.
 fn bpf_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/vdsotime-cli/bpf")
-}
-
-/// The object of `target` in `dir`.
-pub fn object(dir: &Path, target: &str) -> PathBuf {
-    dir.join(format!("count.{target}.o"))
 }
 
 /// `clang --version`'s first line, if clang runs.
@@ -67,24 +117,26 @@ fn find_clang() -> Result<String, String> {
     }
 }
 
-/// Compiles the source for every target into `out`.
+/// Compiles every object into `out`.
 fn compile(clang: &str, out: &Path) -> Result<(), String> {
     let dir = bpf_dir()
         .canonicalize()
         .map_err(|e| format!("{}: {e}", bpf_dir().display()))?;
-    for target in TARGETS {
+    for o in &OBJECTS {
         let status = Command::new(clang)
             .current_dir(&dir)
-            .args(["-target", target, "-O2", "-g", "-Wall", "-Werror"])
+            .args(["-target", o.target, "-O2", "-g", "-Wall", "-Werror"])
             .args(["-nostdinc", "-fno-ident"])
+            .args(o.arch.map(|a| format!("-D__TARGET_ARCH_{a}")))
             .arg(format!("-fdebug-prefix-map={}=.", dir.display()))
-            .args(["-c", SOURCE, "-o"])
-            .arg(object(out, target))
+            .args(["-c", o.source, "-o"])
+            .arg(out.join(o.name))
             .status()
             .map_err(|e| format!("{clang}: {e}"))?;
         if !status.success() {
             return Err(format!(
-                "{clang} -target {target} {SOURCE} failed ({status})"
+                "{clang} -target {} {} for {} failed ({status})",
+                o.target, o.source, o.name
             ));
         }
     }
@@ -100,8 +152,8 @@ fn run(check: bool) -> Result<(), String> {
     );
     if !check {
         compile(&clang, &bpf_dir())?;
-        for target in TARGETS {
-            println!("bpf: wrote {}", object(&bpf_dir(), target).display());
+        for o in &OBJECTS {
+            println!("bpf: wrote {}", bpf_dir().join(o.name).display());
         }
         return Ok(());
     }
@@ -109,11 +161,11 @@ fn run(check: bool) -> Result<(), String> {
     fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
     let result = compile(&clang, &tmp).and_then(|()| {
         let mut stale = Vec::new();
-        for target in TARGETS {
-            let fresh = fs::read(object(&tmp, target)).map_err(|e| e.to_string())?;
-            let kept = fs::read(object(&bpf_dir(), target)).unwrap_or_default();
+        for o in &OBJECTS {
+            let fresh = fs::read(tmp.join(o.name)).map_err(|e| e.to_string())?;
+            let kept = fs::read(bpf_dir().join(o.name)).unwrap_or_default();
             if fresh != kept {
-                stale.push(object(&bpf_dir(), target).display().to_string());
+                stale.push(bpf_dir().join(o.name).display().to_string());
             }
         }
         if stale.is_empty() {
@@ -121,7 +173,7 @@ fn run(check: bool) -> Result<(), String> {
             Ok(())
         } else {
             Err(format!(
-                "not what {SOURCE} compiles to: {} (run `cargo xtask bpf` and commit them)",
+                "not what their source compiles to: {} (run `cargo xtask bpf` and commit them)",
                 stale.join(", ")
             ))
         }
@@ -137,10 +189,11 @@ pub fn main(args: &[String]) -> ExitCode {
         [a] if a == "--check" => true,
         [a] if a == "-h" || a == "--help" => {
             println!(
-                "usage: cargo xtask bpf [--check]\n\nCompiles crates/vdsotime-cli/bpf/{SOURCE} \
-                 with Debian's clang 14 (installed if missing, as root) into count.bpfel.o and \
-                 count.bpfeb.o there.\n  --check  compile into a temporary directory and fail \
-                 if a checked-in object differs"
+                "usage: cargo xtask bpf [--check]\n\nCompiles crates/vdsotime-cli/bpf/count.bpf.c \
+                 (per byte order) and fentry.bpf.c (per architecture) with Debian's clang 14 \
+                 (installed if missing, as root) into {} there.\n  --check  compile into a \
+                 temporary directory and fail if a checked-in object differs",
+                OBJECTS.map(|o| o.name).join(", ")
             );
             return ExitCode::SUCCESS;
         }

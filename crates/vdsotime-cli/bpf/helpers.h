@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (MIT OR GPL-2.0-only) */
 /*
- * The few declarations count.bpf.c needs, written for this project: the map and
+ * The few declarations the counters need, written for this project: the map and
  * attribute constants and the helper ids are the kernel's UAPI numbers
  * (include/uapi/linux/bpf.h: enum bpf_map_type, BPF_NOEXIST, enum bpf_func_id).
  */
@@ -26,6 +26,7 @@ typedef long long __s64;
 #define EEXIST 17
 
 #define SEC(name) __attribute__((section(name), used))
+#define __always_inline inline __attribute__((always_inline))
 
 /* BTF-defined maps: each field's value is carried by the type of a pointer. */
 #define MAP_UINT(name, val) int(*name)[val]

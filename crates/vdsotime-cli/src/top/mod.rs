@@ -1,6 +1,7 @@
 //! `vdsotime top`: which processes enter the kernel for the time, how often, and why.
-//! `tracefs` finds the syscall tracepoint, `source` picks the backend that counts on it
-//! (`bpf` in the kernel, or `perf`, which samples it on every CPU), `syscalls`
+//! `tracefs` finds the syscall tracepoint, `source` picks the backend that counts (`bpf`
+//! in the kernel, at the time calls' functions or on the tracepoint, or `perf`, which
+//! samples the tracepoint on every CPU), `syscalls`
 //! and `clocks` name what was called, `process` and `host` gather the facts the
 //! `reason` checks read, `tally` counts, and `render`, `prometheus` and `live` write.
 
@@ -50,15 +51,21 @@ pub enum Format {
 /// Options of `top`.
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = concat!(
-"How it counts: on the kernel's raw_syscalls:sys_enter tracepoint, only the time
-system calls (clock_gettime, clock_gettime64, gettimeofday, time, clock_getres,
-clock_getres_time64, getcpu, getrandom; on x86_64 also those of i386 processes), by
-one of two backends (--backend; the output says which one counted, and why):
-  tracepoint  a BPF program counts them in the kernel; needs root, or CAP_BPF with
-              CAP_PERFMON (kernel 5.8+), and a 64-bit kernel
-  perf        perf_event_open on every CPU copies each call here to be counted; needs
-              root, or CAP_PERFMON with read access to tracefs
-  auto        (the default) tracepoint, else perf with the reason
+"How it counts: only the time system calls (clock_gettime, clock_gettime64,
+gettimeofday, time, clock_getres, clock_getres_time64, getcpu, getrandom; on x86_64
+also those of i386 processes), by one of three backends (--backend; the output says
+which one counted, and why not a better one):
+  fentry      BPF programs on the time calls' own kernel functions (__x64_sys_...,
+              found in the kernel's BTF) count them in the kernel; no other system
+              call pays anything. Needs root, or CAP_BPF with CAP_PERFMON, a kernel
+              with BTF (/sys/kernel/btf/vmlinux), Linux 5.5+ on x86_64, 6.4+ on
+              aarch64, and a 64-bit kernel
+  tracepoint  a BPF program on the raw_syscalls:sys_enter tracepoint counts them in
+              the kernel; needs root, or CAP_BPF with CAP_PERFMON (kernel 5.8+), and
+              a 64-bit kernel
+  perf        perf_event_open on raw_syscalls:sys_enter on every CPU copies each call
+              here to be counted; needs root, or CAP_PERFMON with read access to tracefs
+  auto        (the default) fentry, else tracepoint, else perf, with the reason
 tracefs is mounted at /sys/kernel/tracing if it is not. Reading other users' executables and C libraries
 also needs CAP_SYS_PTRACE and CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE); without
 them those facts are shown as unknown, with what would reveal them. To let a group
@@ -94,7 +101,7 @@ On armv7, a kernel without a usable counter has no vDSO clock functions at all.
 
 Exit status: 0 success, 1 error (no such --pid, tracing failed), 64 usage error,
 77 not permitted (no root or CAP_PERFMON, or tracefs not readable; --backend
-tracepoint without CAP_BPF).
+fentry or tracepoint without CAP_BPF).
 
 Examples:
   vdsotime top                         # as root, as every example; live in a terminal, q quits
@@ -127,8 +134,9 @@ pub struct TopArgs {
     /// With --format prometheus: how many process names get their own series.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub top: usize,
-    /// How to count: auto (tracepoint, else perf, saying why), tracepoint (a BPF program
-    /// counting in the kernel) or perf (every call copied to this process).
+    /// How to count: auto (fentry, else tracepoint, else perf, saying why), fentry (BPF
+    /// programs on the time calls' own kernel functions), tracepoint (a BPF program on
+    /// every system call's entry) or perf (every call copied to this process).
     #[arg(long, value_enum, default_value_t = source::Backend::Auto)]
     pub backend: source::Backend,
 }

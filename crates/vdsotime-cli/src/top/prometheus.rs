@@ -57,7 +57,7 @@ pub fn render(doc: &Document, top: usize) -> String {
     w.sample("vdsotime_top_lost_samples", &[], doc.lost_samples as f64);
     w.family(
         "vdsotime_top_backend_info",
-        "How the calls were counted (backend: tracepoint or perf), and why not a better way.",
+        "How the calls were counted (backend: fentry, tracepoint or perf), and why not a better way.",
     );
     w.sample(
         "vdsotime_top_backend_info",

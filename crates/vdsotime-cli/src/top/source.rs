@@ -1,6 +1,7 @@
-//! Where the counts come from: the BPF counter (`bpf`) or perf's ring buffers (`perf`),
-//! chosen by `--backend`; both feed the one tally. `auto` takes BPF and falls back to
-//! perf, saying why.
+//! Where the counts come from: a BPF counter (`fentry` on the time calls' own kernel
+//! functions, or `tracepoint` on every system call's entry) or perf's ring buffers
+//! (`perf`), chosen by `--backend`; all feed the one tally. `auto` takes the first that
+//! opens in that order, saying why each better one did not.
 
 use std::time::Duration;
 
@@ -12,8 +13,11 @@ use crate::top::{bpf, syscalls};
 /// `--backend`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
-    /// The best this kernel allows: tracepoint, else perf (saying why).
+    /// The best this kernel allows: fentry, else tracepoint, else perf (saying why).
     Auto,
+    /// BPF programs on the time system calls' own kernel functions, counting inside the
+    /// kernel; no other system call pays anything.
+    Fentry,
     /// A BPF program on raw_syscalls:sys_enter counting inside the kernel.
     Tracepoint,
     /// Every call copied through perf's ring buffers and counted here.
@@ -22,7 +26,7 @@ pub enum Backend {
 
 /// An open source of counts.
 pub enum Source {
-    /// The BPF counter.
+    /// A BPF counter (fentry or tracepoint).
     Bpf(Box<bpf::Counter>),
     /// The perf tracer, and its events' buffer.
     Perf(perf::Tracer, Vec<Event>),
@@ -33,7 +37,7 @@ pub enum Source {
 pub struct Chosen {
     /// The source.
     pub source: Source,
-    /// `tracepoint` or `perf`.
+    /// `fentry`, `tracepoint` or `perf`.
     pub name: &'static str,
     /// Why not a better backend.
     pub reason: Option<String>,
@@ -70,17 +74,17 @@ impl Source {
     }
 }
 
-/// Why auto does not use fentry.
-const NO_FENTRY: &str = "fentry is not available in this build";
-
 /// Opens `backend` on the tracepoint `layout`, `only` one process if given.
 pub fn open(backend: Backend, layout: SysEnter, only: Option<u32>) -> Result<Chosen, TraceError> {
     let numbers = syscalls::numbers();
-    let bpf = |reason: Option<String>| -> Result<Chosen, bpf::Unavailable> {
-        let counter = bpf::Counter::open(&layout, &numbers, &syscalls::clock_numbers(), only)?;
+    let bpf = |name: &'static str, reason: Option<String>| {
+        let counter = match name {
+            "fentry" => bpf::Counter::fentry(only),
+            _ => bpf::Counter::tracepoint(&layout, &numbers, &syscalls::clock_numbers(), only),
+        }?;
         Ok(Chosen {
             source: Source::Bpf(Box::new(counter)),
-            name: "tracepoint",
+            name,
             reason,
         })
     };
@@ -93,23 +97,121 @@ pub fn open(backend: Backend, layout: SysEnter, only: Option<u32>) -> Result<Cho
         })
     };
     match backend {
-        Backend::Tracepoint => bpf(Some("--backend tracepoint".into())).map_err(|u| {
-            if u.denied {
-                TraceError::Denied(u.reason)
-            } else {
-                TraceError::Missing(u.reason)
-            }
-        }),
+        Backend::Fentry => bpf("fentry", Some("--backend fentry".into())).map_err(refused),
+        Backend::Tracepoint => {
+            bpf("tracepoint", Some("--backend tracepoint".into())).map_err(refused)
+        }
         Backend::Perf => perf(Some("--backend perf".into())),
-        Backend::Auto => match bpf(Some(NO_FENTRY.into())) {
-            Ok(chosen) => Ok(chosen),
-            Err(u) => {
-                let why = format!("BPF tracepoint unavailable: {}", u.reason);
-                perf(Some(why.clone())).map_err(|e| match e {
-                    TraceError::Denied(m) => TraceError::Denied(format!("{m}; {why}")),
-                    TraceError::Missing(m) => TraceError::Missing(format!("{m}; {why}")),
-                })
-            }
-        },
+        Backend::Auto => auto(
+            || bpf("fentry", None),
+            |why| bpf("tracepoint", Some(why)),
+            |why| perf(Some(why)),
+        ),
+    }
+}
+
+/// A BPF backend asked for by name that could not start, as the error `top` exits with.
+fn refused(u: bpf::Unavailable) -> TraceError {
+    if u.denied {
+        TraceError::Denied(u.reason)
+    } else {
+        TraceError::Missing(u.reason)
+    }
+}
+
+/// `--backend auto`: `fentry`, else `tracepoint` told why not fentry, else `perf` told
+/// why neither; perf's own error carries both reasons too.
+fn auto<T>(
+    fentry: impl FnOnce() -> Result<T, bpf::Unavailable>,
+    tracepoint: impl FnOnce(String) -> Result<T, bpf::Unavailable>,
+    perf: impl FnOnce(String) -> Result<T, TraceError>,
+) -> Result<T, TraceError> {
+    let no_fentry = match fentry() {
+        Ok(chosen) => return Ok(chosen),
+        Err(u) => format!("fentry unavailable: {}", u.reason),
+    };
+    let why = match tracepoint(no_fentry.clone()) {
+        Ok(chosen) => return Ok(chosen),
+        Err(u) => format!("{no_fentry}; BPF tracepoint unavailable: {}", u.reason),
+    };
+    perf(why.clone()).map_err(|e| match e {
+        TraceError::Denied(m) => TraceError::Denied(format!("{m}; {why}")),
+        TraceError::Missing(m) => TraceError::Missing(format!("{m}; {why}")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a backend did when tried: opened, or not with this reason.
+    fn tried(
+        name: &'static str,
+        fails: Option<&str>,
+        why: Option<String>,
+    ) -> Result<(&'static str, Option<String>), bpf::Unavailable> {
+        match fails {
+            None => Ok((name, why)),
+            Some(reason) => Err(bpf::Unavailable {
+                reason: reason.into(),
+                denied: false,
+            }),
+        }
+    }
+
+    /// `auto` with fentry and the tracepoint failing with `fentry` and `tracepoint`
+    /// (None: it opens): the backend chosen and its reason.
+    fn choose(fentry: Option<&str>, tracepoint: Option<&str>) -> (&'static str, Option<String>) {
+        auto(
+            || tried("fentry", fentry, None),
+            |why| tried("tracepoint", tracepoint, Some(why)),
+            |why| Ok(("perf", Some(why))),
+        )
+        .expect("perf opens")
+    }
+
+    #[test]
+    fn auto_takes_fentry_where_it_opens_with_no_reason() {
+        assert_eq!(choose(None, None), ("fentry", None));
+    }
+
+    #[test]
+    fn each_fallback_says_why_the_better_backends_did_not_open() {
+        let no_btf = "no kernel BTF in /sys/kernel/btf/vmlinux (CONFIG_DEBUG_INFO_BTF): \
+                      No such file or directory";
+        assert_eq!(
+            choose(Some(no_btf), None),
+            ("tracepoint", Some(format!("fentry unavailable: {no_btf}")))
+        );
+        let refused = "the kernel refused to attach to __arm64_sys_clock_gettime: \
+                       Unknown error 524 (fentry needs Linux 6.4 or later on aarch64)";
+        let denied = "loading the BPF counter: Operation not permitted";
+        let (name, why) = choose(Some(refused), Some(denied));
+        assert_eq!(name, "perf");
+        assert_eq!(
+            why.as_deref(),
+            Some(
+                format!("fentry unavailable: {refused}; BPF tracepoint unavailable: {denied}")
+                    .as_str()
+            )
+        );
+    }
+
+    #[test]
+    fn perf_refused_too_is_an_error_with_every_reason() {
+        let err = auto(
+            || tried("fentry", Some("no BTF"), None),
+            |why| tried("tracepoint", Some("no BPF"), Some(why)),
+            |_| -> Result<(&str, Option<String>), _> {
+                Err(TraceError::Denied("no CAP_PERFMON".into()))
+            },
+        );
+        match err {
+            Err(TraceError::Denied(m)) => assert_eq!(
+                m,
+                "no CAP_PERFMON; fentry unavailable: no BTF; BPF tracepoint unavailable: no BPF"
+            ),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
     }
 }

@@ -11,7 +11,7 @@ use crate::top::perf::Event;
 use crate::top::price;
 use crate::top::process::{self, Facts};
 use crate::top::reason;
-use crate::top::syscalls::{self, Call};
+use crate::top::syscalls::{self, Abi, Call};
 
 /// One row of the output.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -99,19 +99,20 @@ impl Tally {
                     // precede its exec), so it is read again at its next call.
                     self.facts.remove(pid);
                 }
-                Event::Call { pid, nr, arg0, .. } => self.count(*pid, *nr, *arg0, 1),
+                Event::Call { pid, nr, arg0, .. } => self.count(*pid, None, *nr, *arg0, 1),
             }
         }
     }
 
     /// Counts `n` calls of number `nr` by `pid` with first argument `arg0`; the process
-    /// is examined the first time it is seen.
-    pub fn count(&mut self, pid: u32, nr: i64, arg0: u64, n: u64) {
+    /// is examined the first time it is seen. `nr` is in `abi` where the counter knew the
+    /// table the call entered by (fentry), else in the ABI of the process's executable.
+    pub fn count(&mut self, pid: u32, abi: Option<Abi>, nr: i64, arg0: u64, n: u64) {
         if pid == self.own || self.only.is_some_and(|o| o != pid) {
             return;
         }
         let facts = self.facts.entry(pid).or_insert_with(|| process::read(pid));
-        let Some(call) = syscalls::call(facts.abi(), nr) else {
+        let Some(call) = syscalls::call(abi.unwrap_or_else(|| facts.abi()), nr) else {
             return;
         };
         // clockid_t is an int: the low 32 bits of the register.

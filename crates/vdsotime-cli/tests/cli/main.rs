@@ -24,6 +24,7 @@ mod timens;
 mod top;
 mod top_backends;
 mod top_hostile;
+mod top_i386;
 mod top_namespace;
 mod top_output;
 mod top_privilege;

@@ -176,11 +176,16 @@ pub fn fds_of(pid: u32, what: &str) -> usize {
         .count()
 }
 
-/// Whether `top` (pid) counts with `backend`: it holds the BPF program's link (made by
-/// the attach itself), or perf's event on every CPU with its ring buffer mapped.
+/// Whether `top` (pid) counts with `backend`: it holds a link for each BPF program (made
+/// by the attach itself), or perf's event on every CPU with its ring buffer mapped.
 pub fn ready(pid: u32, backend: &str) -> bool {
     match backend {
-        "tracepoint" => fds_of(pid, "bpf_link") > 0,
+        // A BPF counter: every program it loaded attached (a link each; fentry loads all
+        // its programs before attaching any).
+        "tracepoint" | "fentry" => {
+            let links = fds_of(pid, "bpf_link");
+            links > 0 && links >= fds_of(pid, "bpf-prog")
+        }
         _ => perf_events_of(pid) >= online_cpus() && perf_rings_of(pid) >= online_cpus(),
     }
 }

@@ -1,6 +1,7 @@
-//! `vdsotime top`'s two backends on this kernel: the BPF counter (`tracepoint`) and perf's
-//! ring buffers (`perf`) each count every call of a short-lived process exactly, and
-//! where BPF is denied `auto` falls back to perf and says why.
+//! `vdsotime top`'s backends on this kernel: the BPF counters (`fentry`, `tracepoint`) and
+//! perf's ring buffers (`perf`) each count every call of a short-lived process exactly;
+//! `auto` takes fentry where the kernel allows it and otherwise says why not; where BPF is
+//! denied `auto` falls back to perf and says why.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -110,7 +111,11 @@ fn each_backend_counts_every_call_of_a_process_that_exits_in_the_interval() {
     let Some(exe) = build_loop(TEST, &dir) else {
         return;
     };
-    for backend in ["tracepoint", "perf"] {
+    let fentry = fentry_opens(TEST);
+    for backend in ["fentry", "tracepoint", "perf"] {
+        if backend == "fentry" && !fentry {
+            continue;
+        }
         // perf beside a BPF counter on the same tracepoint: a time call the program
         // stopped would reach no perf event at all.
         let beside = (backend == "perf").then(bpf_counter_running);
@@ -131,6 +136,87 @@ fn each_backend_counts_every_call_of_a_process_that_exits_in_the_interval() {
         assert_eq!(doc["backend_reason"], reason, "{doc:#}");
         eprintln!("{TEST}: {backend}: {CALLS} of {CALLS} calls counted");
         drop(beside);
+    }
+}
+
+/// Why `top --backend fentry` does not open here (the kernel refused, or has no BTF):
+/// its error, or `None` where it opens.
+pub fn fentry_refused() -> Option<String> {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_vdsotime"));
+    cmd.args([
+        "top",
+        "--once",
+        "--duration",
+        "0.1",
+        "--json",
+        "--backend",
+        "fentry",
+    ]);
+    let (c, out, err) = parts(&crate::process::output(&mut cmd, crate::LIMIT));
+    assert!(!err.contains("panicked"), "{err}");
+    if c == 0 {
+        let doc: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        assert_eq!(doc["backend"], "fentry", "{doc:#}");
+        return None;
+    }
+    Some(format!(
+        "top --backend fentry exits {c} here: {}",
+        err.trim()
+    ))
+}
+
+/// Whether fentry counts here; if not, a SKIP of `test`'s fentry part.
+pub fn fentry_opens(test: &str) -> bool {
+    match fentry_refused() {
+        None => true,
+        Some(why) => {
+            skip(test, "fentry", why);
+            false
+        }
+    }
+}
+
+/// `auto` counts with fentry where the kernel lets `--backend fentry` open, with no
+/// reason (nothing better exists); elsewhere with the tracepoint, giving `--backend
+/// fentry`'s own error as the reason.
+#[test]
+fn auto_takes_fentry_where_it_opens_and_says_why_not_otherwise() {
+    const TEST: &str = "top_backends::auto_takes_fentry_where_it_opens_and_says_why_not_otherwise";
+    if !traceable(TEST) {
+        return;
+    }
+    let refused = fentry_refused();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_vdsotime"));
+    cmd.args(["top", "--once", "--duration", "0.1", "--json"]);
+    let (c, out, err) = parts(&crate::process::output(&mut cmd, crate::LIMIT));
+    assert_eq!(c, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    match refused {
+        None => {
+            assert_eq!(doc["backend"], "fentry", "{doc:#}");
+            assert_eq!(doc["backend_reason"], Value::Null, "{doc:#}");
+        }
+        Some(why) => {
+            let reason = doc["backend_reason"].as_str().unwrap_or_default();
+            let first = why.lines().next().unwrap_or_default();
+            let kernel_said = [
+                "cannot trace system calls: ",
+                "not permitted to trace system calls: ",
+            ]
+            .iter()
+            .find_map(|p| first.split_once(p).map(|(_, rest)| rest))
+            .unwrap_or(first)
+            .trim_end_matches('.');
+            assert_ne!(doc["backend"], "fentry", "{doc:#}");
+            assert!(
+                reason.starts_with(&format!("fentry unavailable: {kernel_said}")),
+                "the reason is --backend fentry's error ({why:?}): {reason:?}"
+            );
+            eprintln!(
+                "{TEST}: auto counts with {} because {reason}",
+                doc["backend"]
+            );
+        }
     }
 }
 

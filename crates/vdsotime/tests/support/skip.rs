@@ -123,6 +123,17 @@ pub const REQUIREMENTS: &[(&str, &str)] = &[
         "root with a kernel that loads BPF programs, and setpriv: vdsotime top's BPF backend and its fallback",
     ),
     (
+        "fentry",
+        "a kernel that loads and attaches fentry programs (BTF in /sys/kernel/btf/vmlinux, \
+         Linux 5.5+ on x86_64, 6.4+ on aarch64, no security policy refusing tracing \
+         programs): vdsotime top --backend fentry",
+    ),
+    (
+        "i386-cc",
+        "x86_64 with `cc -m32 -nostdlib` building a freestanding i386 program: vdsotime top \
+         counting a 32-bit process's calls under its own numbers",
+    ),
+    (
         "libc-getrandom-syscall",
         "a C library whose getrandom() enters the kernel (glibc older than 2.41), for the \
          preload library to take over",

@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use crate::top::syscalls::Abi;
+
 /// A key of the kernel's `counts` map (`struct key` in bpf/count.bpf.c).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -14,8 +16,25 @@ pub struct Key {
     pub nr: u32,
     /// The clock id, or -1 for a call that takes none.
     pub clock: i32,
-    /// Padding, always 0.
-    pub pad: u32,
+    /// The table `nr` is in: [`ABI_NATIVE`], [`ABI_COMPAT`], or 0 from the tracepoint,
+    /// which cannot tell (the number is then read with the ABI of the executable).
+    pub abi: u32,
+}
+
+/// `abi` of a key counted at the kernel's native entry of the call (fentry).
+pub const ABI_NATIVE: u32 = 1;
+/// `abi` of a key counted at x86_64's i386 entry of the call (fentry).
+pub const ABI_COMPAT: u32 = 2;
+
+impl Key {
+    /// The ABI its number is in, where the counter knew it.
+    pub fn abi(&self) -> Option<Abi> {
+        match self.abi {
+            ABI_NATIVE => Some(Abi::Native),
+            ABI_COMPAT => Some(Abi::I386),
+            _ => None,
+        }
+    }
 }
 
 // SAFETY: four 32-bit integers, no padding bytes (16 bytes, 4-aligned): every bit
@@ -56,7 +75,7 @@ mod tests {
             tgid,
             nr: 228,
             clock: 1,
-            pad: 0,
+            abi: 0,
         }
     }
 

@@ -1,53 +1,51 @@
-//! The BPF backend: a program on the classic `raw_syscalls:sys_enter` tracepoint
-//! (bpf/count.bpf.c, compiled into the objects beside it by `cargo xtask bpf`) counts
-//! each (process, system call, clock) in a per-CPU hash map inside the kernel; no
-//! per-event record leaves it. This side loads it with aya, reads the maps at each
-//! refresh, and feeds what the counters added since the last read to the tally.
+//! The BPF backends: a program counts each (process, system call, clock) in a per-CPU
+//! hash map inside the kernel; no per-event record leaves it. `fentry` attaches one
+//! program to each time system call's own kernel function (bpf/fentry.bpf.c), `tracepoint`
+//! one program to the classic `raw_syscalls:sys_enter` tracepoint (bpf/count.bpf.c);
+//! both count into the same maps (bpf/count.h), compiled into the objects beside them by
+//! `cargo xtask bpf`. This side loads them with aya, reads the maps at each refresh, and
+//! feeds what the counters added since the last read to the tally.
 //!
 //! Processes are named by their id in this process's PID namespace: the initial
 //! namespace's ids come from `bpf_get_current_pid_tgid`, another namespace's from
 //! `bpf_get_ns_current_pid_tgid` (kernel 5.7+), which names only the tasks of that very
 //! namespace; the calls of tasks in namespaces below it are counted apart, as not
-//! attributable. A 32-bit task on a 64-bit kernel enters with its own table's number;
-//! the tally reads it with the ABI of the process's executable, as for the perf backend,
-//! so a 32-bit process that exits before it is examined is read in the native table.
+//! attributable. A 32-bit task on a 64-bit kernel enters with its own table's number:
+//! fentry knows the table by the function it entered (its key says so), the tracepoint
+//! does not, and the tally reads that number with the ABI of the process's executable,
+//! as for the perf backend.
 
 mod counts;
+mod fentry;
+mod tracepoint;
 
-use std::os::fd::{AsFd, AsRawFd, RawFd};
+use std::os::fd::RawFd;
 use std::os::unix::fs::MetadataExt;
 use std::time::Duration;
 
 use aya::maps::{HashMap, MapData, PerCpuArray, PerCpuHashMap};
-use aya::programs::TracePoint;
 use aya::{Ebpf, EbpfLoader};
 
 use counts::{sum, Deltas, Key};
 
 use crate::top::process;
 use crate::top::tally::Tally;
-use crate::top::tracefs::SysEnter;
 
 /// The object's bytes, 8-aligned as the ELF reader needs them.
 #[repr(C, align(8))]
 struct Aligned<T: ?Sized>(T);
 
-#[cfg(target_endian = "little")]
-static OBJECT: &Aligned<[u8]> = &Aligned(*include_bytes!("../../../bpf/count.bpfel.o"));
-#[cfg(target_endian = "big")]
-static OBJECT: &Aligned<[u8]> = &Aligned(*include_bytes!("../../../bpf/count.bpfeb.o"));
-
 /// How often the maps are read: often enough that a process is examined in /proc while
 /// it still runs (its facts decide the reason); the counts themselves wait in the kernel.
 pub const READ_EVERY: Duration = Duration::from_millis(100);
-/// The program's number slots (`MAX_NUMBERS` in count.bpf.c).
+/// The programs' number slots (`MAX_NUMBERS` in count.h).
 const MAX_NUMBERS: usize = 24;
 /// The slot of the `missed` map: calls the full maps could not count.
 const MISSED_FULL: u32 = 0;
 /// The inode of the initial PID namespace (the kernel's PROC_PID_INIT_INO).
 const INIT_PID_NS_INO: u64 = 0xEFFF_FFFC;
 
-/// The loaded, attached program and its maps.
+/// The loaded, attached programs and their maps.
 pub struct Counter {
     counts: PerCpuHashMap<MapData, Key, u64>,
     comms: HashMap<MapData, u32, [u8; 16]>,
@@ -55,11 +53,11 @@ pub struct Counter {
     deltas: Deltas,
     /// The `missed` totals at the last read.
     missed_last: [u64; 1],
-    /// The program's descriptor (owned by `_ebpf`), for its `recursion_misses`.
-    program_fd: Option<RawFd>,
-    /// Its `recursion_misses` at the last read.
+    /// The programs' descriptors (owned by `_ebpf`), for their `recursion_misses`.
+    programs: Vec<RawFd>,
+    /// Their `recursion_misses` at the last read.
     misses_last: u64,
-    /// Holds the program and its link: dropping it detaches.
+    /// Holds the programs and their links: dropping it detaches.
     _ebpf: Ebpf,
 }
 
@@ -68,11 +66,12 @@ pub struct Counter {
 pub struct Unavailable {
     /// What failed, with the kernel's error.
     pub reason: String,
-    /// The kernel said EPERM or EACCES.
+    /// The kernel said EPERM or EACCES, and this process lacks the capabilities BPF needs.
     pub denied: bool,
 }
 
-/// `e` and each error below it, joined with ": ", and whether one is EPERM or EACCES.
+/// `e` and each error below it, joined with ": ", and whether one is EPERM or EACCES
+/// that a privilege would lift.
 fn unavailable(what: &str, e: &(dyn std::error::Error + 'static)) -> Unavailable {
     let mut reason = format!("{what}: {e}");
     let mut denied = false;
@@ -88,10 +87,32 @@ fn unavailable(what: &str, e: &(dyn std::error::Error + 'static)) -> Unavailable
         }
         next = inner.source();
     }
-    if denied {
+    // aya's message ends so when the kernel refused before its verifier ran.
+    if let Some(cut) = reason.strip_suffix(" Verifier output: ") {
+        reason = cut.to_string();
+    }
+    if denied && has_bpf_capabilities() {
+        // Not a privilege this process could be given: say so, and exit as an error.
+        reason += " (refused although this process has the capabilities BPF needs: a \
+                   security policy of the kernel, such as lockdown or an LSM, forbids it)";
+        denied = false;
+    } else if denied {
         reason += " (BPF needs CAP_BPF with CAP_PERFMON, kernel 5.8+, or root)";
     }
     Unavailable { reason, denied }
+}
+
+/// Whether this process has CAP_SYS_ADMIN, or CAP_BPF with CAP_PERFMON (what BPF needs).
+fn has_bpf_capabilities() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let effective = status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .unwrap_or(0);
+    let has = |cap: u32| effective & (1 << cap) != 0;
+    // CAP_SYS_ADMIN 21, CAP_PERFMON 38, CAP_BPF 39 (linux/capability.h).
+    has(21) || (has(38) && has(39))
 }
 
 fn plain(reason: String) -> Unavailable {
@@ -114,58 +135,62 @@ fn pid_namespace() -> Result<(u64, u64), Unavailable> {
     Ok(((major << 20) | minor, meta.ino()))
 }
 
+/// What user space writes into a counter's read-only data before loading it.
+struct Settings {
+    /// The counted numbers, by slot (`numbers`); -1 in an unused slot.
+    slots: [i64; MAX_NUMBERS],
+    /// Bit i: slot i's call takes a clock id first (`takes_clock`).
+    takes_clock: u32,
+    /// Only this process, or 0 (`only_tgid`).
+    only: u32,
+}
+
+impl Settings {
+    /// Settings of no slot yet, `only` one process if given.
+    fn new(only: Option<u32>) -> Settings {
+        Settings {
+            slots: [-1; MAX_NUMBERS],
+            takes_clock: 0,
+            only: only.unwrap_or(0),
+        }
+    }
+
+    /// Counts number `nr` in `slot`.
+    fn set(&mut self, slot: usize, nr: i64, takes_clock: bool) -> Result<(), Unavailable> {
+        let entry = self.slots.get_mut(slot).ok_or_else(|| {
+            plain(format!(
+                "slot {slot}: the program holds {MAX_NUMBERS} numbers"
+            ))
+        })?;
+        *entry = nr;
+        if takes_clock {
+            self.takes_clock |= 1 << slot;
+        }
+        Ok(())
+    }
+}
+
+/// Parses `object` with `settings` as its read-only data, against the kernel's `btf`
+/// where it was read already; no program is loaded yet.
+fn parse(object: &[u8], settings: &Settings, btf: Option<&aya::Btf>) -> Result<Ebpf, Unavailable> {
+    let (dev, ino) = pid_namespace()?;
+    let mut loader = EbpfLoader::new();
+    if let Some(btf) = btf {
+        loader.btf(Some(btf));
+    }
+    loader
+        .override_global("numbers", &settings.slots, true)
+        .override_global("takes_clock", &settings.takes_clock, true)
+        .override_global("pidns_dev", &dev, true)
+        .override_global("pidns_ino", &ino, true)
+        .override_global("only_tgid", &settings.only, true)
+        .load(object)
+        .map_err(|e| unavailable("loading the BPF counter", &e))
+}
+
 impl Counter {
-    /// Loads the program for the counted `numbers` (those in `clock_numbers` take a clock
-    /// id first), `only` one process if given, and attaches it to the tracepoint.
-    pub fn open(
-        layout: &SysEnter,
-        numbers: &[i64],
-        clock_numbers: &[i64],
-        only: Option<u32>,
-    ) -> Result<Counter, Unavailable> {
-        if layout.nr != (8, 8) || layout.arg0 != (16, 8) {
-            return Err(plain(format!(
-                "the tracepoint's record has the system call number at {:?} and the \
-                 arguments at {:?} (offset, size), not the 64-bit layout the program reads",
-                layout.nr, layout.arg0
-            )));
-        }
-        if numbers.len() > MAX_NUMBERS {
-            return Err(plain(format!(
-                "{} system call numbers, the program holds {MAX_NUMBERS}",
-                numbers.len()
-            )));
-        }
-        let mut slots = [-1i64; MAX_NUMBERS];
-        let mut takes_clock = 0u32;
-        for (i, &n) in numbers.iter().enumerate() {
-            slots[i] = n;
-            if clock_numbers.contains(&n) {
-                takes_clock |= 1 << i;
-            }
-        }
-        let (dev, ino) = pid_namespace()?;
-        let only = only.unwrap_or(0);
-        let mut ebpf = EbpfLoader::new()
-            .override_global("numbers", &slots, true)
-            .override_global("takes_clock", &takes_clock, true)
-            .override_global("pidns_dev", &dev, true)
-            .override_global("pidns_ino", &ino, true)
-            .override_global("only_tgid", &only, true)
-            .load(&OBJECT.0)
-            .map_err(|e| unavailable("loading the BPF counter", &e))?;
-        let program: &mut TracePoint = ebpf
-            .program_mut("count_sys_enter")
-            .ok_or_else(|| plain("the BPF object has no count_sys_enter".into()))?
-            .try_into()
-            .map_err(|e| unavailable("the BPF counter", &e))?;
-        program
-            .load()
-            .map_err(|e| unavailable("verifying the BPF counter", &e))?;
-        program
-            .attach("raw_syscalls", "sys_enter")
-            .map_err(|e| unavailable("attaching to raw_syscalls:sys_enter", &e))?;
-        let program_fd = program.fd().ok().map(|fd| fd.as_fd().as_raw_fd());
+    /// The counter whose attached programs `ebpf` holds, their descriptors `programs`.
+    fn holding(mut ebpf: Ebpf, programs: Vec<RawFd>) -> Result<Counter, Unavailable> {
         let mut take = |name: &str| {
             ebpf.take_map(name)
                 .ok_or_else(|| plain(format!("the BPF object has no map {name}")))
@@ -178,7 +203,7 @@ impl Counter {
             missed: PerCpuArray::try_from(missed).map_err(map_error)?,
             deltas: Deltas::default(),
             missed_last: [0; 1],
-            program_fd,
+            programs,
             misses_last: 0,
             _ebpf: ebpf,
         })
@@ -222,10 +247,13 @@ impl Counter {
         tally.lost += self.missed_since_last(MISSED_FULL);
         // Events the kernel did not run the program for, as a BPF program was already
         // running on that CPU (its `recursion_misses`, kernel 5.12+): uncounted too.
-        if let Some(total) = self.program_fd.and_then(recursion_misses) {
-            tally.lost += total.saturating_sub(self.misses_last);
-            self.misses_last = total;
-        }
+        let total: u64 = self
+            .programs
+            .iter()
+            .filter_map(|&fd| recursion_misses(fd))
+            .sum();
+        tally.lost += total.saturating_sub(self.misses_last);
+        self.misses_last = total;
     }
 
     /// What slot `slot` of the `missed` map added since the last read.
@@ -258,7 +286,7 @@ fn feed(tally: &mut Tally, key: Key, added: u64) {
     if added > 0 {
         // The clock id as the register held it: the tally reads its low 32 bits.
         let arg0 = key.clock as u32 as u64;
-        tally.count(key.tgid, i64::from(key.nr), arg0, added);
+        tally.count(key.tgid, key.abi(), i64::from(key.nr), arg0, added);
     }
 }
 

@@ -1,6 +1,7 @@
-//! The BPF backend of a 32-bit build: there is none (its loader's bindings, and the
-//! program's record layout, are 64-bit), so `--backend auto` counts with perf and says
-//! why, and `--backend tracepoint` is refused with that reason.
+//! The BPF backends of a 32-bit build: there are none (the loader's bindings, the
+//! tracepoint record's layout and the fentry programs' registers are 64-bit), so
+//! `--backend auto` counts with perf and says why, and `--backend fentry` or
+//! `tracepoint` is refused with that reason.
 
 use std::time::Duration;
 
@@ -22,18 +23,28 @@ pub struct Unavailable {
     pub denied: bool,
 }
 
+/// Why this build cannot count with BPF.
+fn none() -> Unavailable {
+    Unavailable {
+        reason: "this 32-bit build of vdsotime has no BPF backend".into(),
+        denied: false,
+    }
+}
+
 impl Counter {
     /// Always the reason this build has no BPF backend.
-    pub fn open(
+    pub fn tracepoint(
         _layout: &SysEnter,
         _numbers: &[i64],
         _clock_numbers: &[i64],
         _only: Option<u32>,
     ) -> Result<Counter, Unavailable> {
-        Err(Unavailable {
-            reason: "this 32-bit build of vdsotime has no BPF backend".into(),
-            denied: false,
-        })
+        Err(none())
+    }
+
+    /// Always the reason this build has no BPF backend.
+    pub fn fentry(_only: Option<u32>) -> Result<Counter, Unavailable> {
+        Err(none())
     }
 
     /// Never called: no counter exists.
