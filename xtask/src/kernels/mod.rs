@@ -45,10 +45,12 @@ a `-newest` machine takes trixie-backports' kernel, or unstable's where the mirr
 not serve it, and says which) under qemu-system (TCG) with an initramfs of static test
 binaries and an init of its own; inside, runs the core's test suite, `vdsotime check
 --duration 2`, `vdsotime info`, `vdsotime bench --trials 3` and `vdsotime dump`, and
-`vdsotime top` with each backend the machine's tool has (BPF's counter on 64-bit builds,
-perf's ring buffers everywhere; none in the x86_64-aux kernel, which has no system call
-tracepoints): a process making exactly 2000 direct clock_gettime calls while it watches
-must be listed with exactly 2000. x86_64
+`vdsotime top` once with `--backend auto`, whose choice must be the machine's expected
+one (fentry where the kernel attaches it, else the tracepoint, perf on 32-bit builds,
+saying why), then with each backend the tool has by name (fentry, refused with its reason
+where the kernel cannot attach it; tracepoint; perf): a process making exactly 2000 direct
+clock_gettime calls while it watches must be listed with exactly 2000 (none in the
+x86_64-aux kernel, which has no system call tracepoints). x86_64
 kernels boot again with clocksource=hpet, clocksource=acpi_pm, tsc=unstable and vdso=0,
 and every x86_64 boot runs `vdsotime doctor --json` (the default boot also inside a time
 namespace), whose verdict must match what the kernel itself says (its clocksource, a

@@ -192,7 +192,8 @@ pub fn one(ctx: &Context, r: &Ready) -> (Booted, String) {
             .map(|backend| {
                 let run = console.run(&top::count::label(backend));
                 let exit = run.and_then(|r| exit_code(&r.status));
-                top::count::judge(backend, run.map_or(&[][..], |r| &r.lines), exit).map_err(
+                let want = top::count::want(backend, m.arch, &release);
+                top::count::judge(backend, want, run.map_or(&[][..], |r| &r.lines), exit).map_err(
                     |wrong| {
                         wrong
                             .into_iter()

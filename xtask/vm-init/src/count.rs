@@ -6,8 +6,9 @@
 //!   ends long before `top`'s interval does.
 //! - `vm-top-count BACKEND CALLS PROGRAM ARGS...`: starts `vm-syscalls CALLS`, then PROGRAM
 //!   (`vdsotime top --backend BACKEND ...`, its output this program's own); once PROGRAM
-//!   holds what BACKEND counts with (read from `/proc`, so nothing depends on timing), lets
-//!   the calls go, prints `counted PID CALLS`, and exits with PROGRAM's status.
+//!   holds what BACKEND counts with (read from `/proc`, so nothing depends on timing), says
+//!   so (with perf's ring buffer sizes and the page size where it maps any), lets the calls
+//!   go, prints `counted PID CALLS`, and exits with PROGRAM's status.
 
 use std::io::{Read, Write};
 use std::process::{Child, Command, Stdio};
@@ -95,17 +96,15 @@ pub fn top_count(args: &[String]) -> i32 {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    if backend == "perf" {
-        // perf's events are switched on just after the last buffer is mapped, in a loop of
-        // ioctls no file shows: this wait is that loop's, many times over.
-        std::thread::sleep(Duration::from_secs(1));
-    }
     println!(
         "holding {backend} after {:.1} s",
         started.elapsed().as_secs_f64()
     );
-    if backend == "perf" {
-        let rings = rings(watcher.0.id());
+    let rings = rings(watcher.0.id());
+    if !rings.is_empty() {
+        // perf's events are switched on just after the last buffer is mapped, in a loop of
+        // ioctls no file shows: this wait is that loop's, many times over.
+        std::thread::sleep(Duration::from_secs(1));
         // SAFETY: sysconf reads a constant of the system; no memory is passed.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
         let kib: Vec<String> = rings.iter().map(|b| (b / 1024).to_string()).collect();
@@ -143,8 +142,10 @@ pub fn top_count(args: &[String]) -> i32 {
     }
 }
 
-/// Whether process `pid` holds what `backend` counts with: the BPF program's link (made by
-/// the attach itself), or perf's event on every online CPU with its ring buffer mapped.
+/// Whether process `pid` holds what `backend` counts with (`auto`: either): a BPF counter
+/// with every program it loaded attached (a link each, made by the attach itself; fentry
+/// loads all its programs before it attaches any), or perf's event on every online CPU
+/// with its ring buffer mapped.
 fn holds(pid: u32, backend: &str) -> bool {
     let links: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
         .into_iter()
@@ -153,11 +154,13 @@ fn holds(pid: u32, backend: &str) -> bool {
         .map(|t| t.to_string_lossy().into_owned())
         .collect();
     let has = |what: &str| links.iter().filter(|t| t.contains(what)).count();
-    if backend == "perf" {
-        let cpus = online_cpus();
-        cpus > 0 && has("perf_event") >= cpus && rings(pid).len() >= cpus
-    } else {
-        has("bpf_link") > 0
+    let cpus = online_cpus();
+    let perf = cpus > 0 && has("perf_event") >= cpus && rings(pid).len() >= cpus;
+    let bpf = has("bpf_link") > 0 && has("bpf_link") >= has("bpf-prog");
+    match backend {
+        "perf" => perf,
+        "auto" => perf || bpf,
+        _ => bpf,
     }
 }
 

@@ -24,17 +24,63 @@ const RING_LIMIT: u64 = 4 << 20;
 /// The architectures whose tool is a 32-bit build, which has no BPF backend.
 const BITS_32: &[&str] = &["i686", "arm"];
 
-/// The backends `machine`'s default boot counts with: BPF's counter where the tool has it
-/// (64-bit builds) and perf's ring buffers everywhere; none in a kernel built here from
-/// `tinyconfig`, which has no system call tracepoints.
+/// The first Linux version whose BPF trampolines attach fentry programs on each 64-bit
+/// architecture (x86_64 5.5; aarch64 6.4, with ftrace's direct calls; s390x 6.3; riscv64
+/// 6.4; powerpc64 6.13): on an older kernel `--backend fentry` must be refused with its
+/// reason and `auto` must fall back to the tracepoint, saying why.
+const FENTRY_SINCE: &[(&str, (u32, u32))] = &[
+    ("x86_64", (5, 5)),
+    ("aarch64", (6, 4)),
+    ("s390x", (6, 3)),
+    ("riscv64", (6, 4)),
+    ("powerpc64le", (6, 13)),
+];
+
+/// The backends `machine`'s default boot asks for: `auto`, then each backend its tool has
+/// (fentry and the tracepoint on 64-bit builds, perf's ring buffers everywhere); none in a
+/// kernel built here from `tinyconfig`, which has no system call tracepoints.
 pub fn backends(machine: &Machine) -> &'static [&'static str] {
     if machine.source_config.is_some() {
         &[]
     } else if BITS_32.contains(&machine.arch) {
-        &["perf"]
+        &["auto", "perf"]
     } else {
-        &["tracepoint", "perf"]
+        &["auto", "fentry", "tracepoint", "perf"]
     }
+}
+
+/// What a run that asked for a backend must give.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// An exact count by this backend (with a reason for not using fentry, if `auto` falls
+    /// back).
+    Count(&'static str),
+    /// `top` refuses, saying why (fentry on a kernel without trampolines for it).
+    Refused,
+}
+
+/// What asking for `asked` must give on architecture `arch` running kernel `release`
+/// (`6.1.0-50-s390x`): the machine's expected backend, written here and shown in its log.
+pub fn want(asked: &str, arch: &str, release: &str) -> Want {
+    let version = release_version(release);
+    let fentry = FENTRY_SINCE
+        .iter()
+        .any(|&(a, since)| a == arch && version.is_some_and(|v| v >= since));
+    match asked {
+        "auto" if fentry => Want::Count("fentry"),
+        "auto" if BITS_32.contains(&arch) => Want::Count("perf"),
+        "auto" => Want::Count("tracepoint"),
+        "fentry" if !fentry => Want::Refused,
+        "fentry" => Want::Count("fentry"),
+        "tracepoint" => Want::Count("tracepoint"),
+        _ => Want::Count("perf"),
+    }
+}
+
+/// `6.12.57+deb13-amd64` → (6, 12).
+fn release_version(release: &str) -> Option<(u32, u32)> {
+    let mut parts = release.split(|c: char| !c.is_ascii_digit());
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }
 
 /// The plan's label for the count with `backend`.
@@ -71,9 +117,52 @@ pub fn run(backend: &str) -> (String, u64, Vec<String>) {
     )
 }
 
-/// Judges the count with `backend`: the run's output lines and exit code. `Ok` is the
-/// report line; `Err` every reason the count is wrong.
-pub fn judge(backend: &str, lines: &[String], exit: Option<i32>) -> Result<String, Vec<String>> {
+/// Judges the run that asked for `asked`: its output lines and exit code, against what it
+/// must give (`want`). `Ok` is the report line; `Err` every reason the run is wrong.
+pub fn judge(
+    asked: &str,
+    want: Want,
+    lines: &[String],
+    exit: Option<i32>,
+) -> Result<String, Vec<String>> {
+    match want {
+        Want::Refused => refused(asked, lines, exit),
+        Want::Count(backend) => counted(asked, backend, lines, exit),
+    }
+}
+
+/// A refusal must be an exit other than 0 with `top`'s error (`vdsotime: ...`), which names
+/// the backend.
+fn refused(asked: &str, lines: &[String], exit: Option<i32>) -> Result<String, Vec<String>> {
+    let reason = lines
+        .iter()
+        .find(|l| l.starts_with("vdsotime: ") && l.contains(asked));
+    match (exit, reason) {
+        (Some(code), Some(reason)) if code != 0 => Ok(format!(
+            "top --backend {asked}: refused as this kernel requires (exit {code}): {reason}"
+        )),
+        _ => Err(vec![format!(
+            "top --backend {asked} should be refused on this kernel, with a reason; it \
+             exited {exit:?}: {}",
+            lines
+                .iter()
+                .rev()
+                .take(3)
+                .rev()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" | ")
+        )]),
+    }
+}
+
+/// An exact count by `backend`.
+fn counted(
+    asked: &str,
+    backend: &str,
+    lines: &[String],
+    exit: Option<i32>,
+) -> Result<String, Vec<String>> {
     let mut failures = Vec::new();
     if exit != Some(0) {
         failures.push(format!("exit status {exit:?}"));
@@ -128,6 +217,14 @@ pub fn judge(backend: &str, lines: &[String], exit: Option<i32>) -> Result<Strin
             doc.str_at("backend_reason")
         ));
     }
+    // auto names what it fell back from; a backend asked for by name has no reason.
+    let reason = doc.str_at("backend_reason");
+    let fell_back = asked == "auto" && backend != "fentry";
+    if fell_back && !reason.contains("fentry") {
+        failures.push(format!(
+            "auto fell back to {backend} without saying why fentry could not count: {reason:?}"
+        ));
+    }
     let lost = doc
         .get("lost_samples")
         .and_then(Value::as_f64)
@@ -167,9 +264,19 @@ pub fn judge(backend: &str, lines: &[String], exit: Option<i32>) -> Result<Strin
             .iter()
             .find_map(|l| l.strip_prefix("holding "))
             .unwrap_or("?");
+        let chose = if asked == "auto" {
+            format!(" chose {backend}")
+        } else {
+            String::new()
+        };
+        let why = if fell_back {
+            format!(" ({reason})")
+        } else {
+            String::new()
+        };
         Ok(format!(
-            "top --backend {backend}: a process's {calls} direct calls counted exactly ({}; \
-             holding {held}{rings})",
+            "top --backend {asked}{chose}{why}: a process's {calls} direct calls counted \
+             exactly ({}; holding {held}{rings})",
             seen.join(", ")
         ))
     } else {
@@ -226,7 +333,7 @@ mod tests {
             ),
             0,
         );
-        let said = judge("perf", &lines, Some(0)).expect("exact");
+        let said = judge("perf", Want::Count("perf"), &lines, Some(0)).expect("exact");
         assert!(said.contains("2000 direct calls counted exactly"), "{said}");
     }
 
@@ -234,7 +341,7 @@ mod tests {
     fn one_call_missing_or_extra_fails() {
         for calls in [1999, 2001] {
             let lines = output("perf", &row(77, "CLOCK_MONOTONIC", calls), 0);
-            let wrong = judge("perf", &lines, Some(0)).expect_err("inexact");
+            let wrong = judge("perf", Want::Count("perf"), &lines, Some(0)).expect_err("inexact");
             assert!(wrong[0].contains(&format!("x{calls}")), "{wrong:?}");
         }
     }
@@ -242,35 +349,36 @@ mod tests {
     #[test]
     fn the_wrong_clock_backend_losses_or_exit_fail() {
         let lines = output("perf", &row(77, "CLOCK_REALTIME", 2000), 0);
-        assert!(judge("perf", &lines, Some(0)).is_err());
+        assert!(judge("perf", Want::Count("perf"), &lines, Some(0)).is_err());
         let lines = output("perf", &row(77, "CLOCK_MONOTONIC", 2000), 0);
-        assert!(judge("tracepoint", &lines, Some(0)).is_err());
-        assert!(judge("perf", &lines, Some(1)).is_err());
+        assert!(judge("tracepoint", Want::Count("tracepoint"), &lines, Some(0)).is_err());
+        assert!(judge("perf", Want::Count("perf"), &lines, Some(1)).is_err());
         let lines = output("perf", &row(77, "CLOCK_MONOTONIC", 2000), 3);
-        assert!(judge("perf", &lines, Some(0)).is_err());
+        assert!(judge("perf", Want::Count("perf"), &lines, Some(0)).is_err());
     }
 
     #[test]
     fn perf_rings_sized_in_pages_fail() {
         let mut lines = output("perf", &row(77, "CLOCK_MONOTONIC", 2000), 0);
-        let said = judge("perf", &lines, Some(0)).expect("rings of 2 MiB");
+        let said = judge("perf", Want::Count("perf"), &lines, Some(0)).expect("rings of 2 MiB");
         assert!(
             said.contains("perf rings of 2112 KiB, pages of 64 KiB"),
             "{said}"
         );
         lines[1] = "perf rings: 2 of 32832, 32832 KiB; page 64 KiB".to_string();
-        let wrong = judge("perf", &lines, Some(0)).expect_err("rings of 32 MiB");
+        let wrong =
+            judge("perf", Want::Count("perf"), &lines, Some(0)).expect_err("rings of 32 MiB");
         assert!(wrong[0].contains("32832 KiB"), "{wrong:?}");
         lines.remove(1);
-        assert!(judge("perf", &lines, Some(0)).is_err());
+        assert!(judge("perf", Want::Count("perf"), &lines, Some(0)).is_err());
     }
 
     #[test]
     fn no_count_or_no_document_fails() {
         let lines = vec!["vm-top-count: /bin/vdsotime exited".to_string()];
-        assert!(judge("perf", &lines, Some(1)).is_err());
+        assert!(judge("perf", Want::Count("perf"), &lines, Some(1)).is_err());
         let lines = vec!["counted 77 2000".to_string()];
-        assert!(judge("perf", &lines, Some(0)).is_err());
+        assert!(judge("perf", Want::Count("perf"), &lines, Some(0)).is_err());
     }
 
     #[test]
@@ -283,17 +391,77 @@ mod tests {
     fn thirty_two_bit_tools_and_the_tinyconfig_kernel_count_with_what_they_have() {
         for m in super::super::super::machines::ALL {
             let b = backends(m);
-            assert!(
-                m.source_config.is_some() || b.contains(&"perf"),
+            let debian = m.source_config.is_none();
+            assert_eq!(
+                b.contains(&"perf") && b.contains(&"auto"),
+                debian,
                 "{}",
                 m.name
             );
+            let bpf = debian && !BITS_32.contains(&m.arch);
             assert_eq!(
-                b.contains(&"tracepoint"),
-                m.source_config.is_none() && !BITS_32.contains(&m.arch),
+                b.contains(&"tracepoint") && b.contains(&"fentry"),
+                bpf,
                 "{}",
                 m.name
             );
         }
+    }
+
+    #[test]
+    fn each_machine_expects_fentry_where_its_kernel_has_trampolines_and_says_so() {
+        assert_eq!(
+            want("auto", "x86_64", "6.12.57+deb13-amd64"),
+            Want::Count("fentry")
+        );
+        assert_eq!(
+            want("auto", "aarch64", "6.1.0-50-arm64"),
+            Want::Count("tracepoint")
+        );
+        assert_eq!(want("fentry", "aarch64", "6.1.0-50-arm64"), Want::Refused);
+        assert_eq!(
+            want("auto", "aarch64", "6.12.48+deb13-arm64"),
+            Want::Count("fentry")
+        );
+        assert_eq!(
+            want("auto", "i686", "6.1.0-50-686-pae"),
+            Want::Count("perf")
+        );
+        assert_eq!(
+            want("auto", "powerpc64le", "6.12.48+deb13-powerpc64le"),
+            Want::Count("tracepoint")
+        );
+        assert_eq!(want("perf", "s390x", "6.1.0-50-s390x"), Want::Count("perf"));
+        assert_eq!(want("fentry", "s390x", "garbage"), Want::Refused);
+    }
+
+    #[test]
+    fn auto_must_say_why_it_fell_back_and_a_refusal_must_give_its_reason() {
+        let mut lines = output("tracepoint", &row(77, "CLOCK_MONOTONIC", 2000), 0);
+        let no_reason = judge("auto", Want::Count("tracepoint"), &lines, Some(0));
+        assert!(no_reason.expect_err("no reason")[0].contains("without saying why"));
+        let at = lines
+            .iter()
+            .position(|l| l.contains("backend_reason"))
+            .expect("the reason");
+        lines[at] = lines[at].replace("null", "\"fentry: the kernel refused to attach\"");
+        let said = judge("auto", Want::Count("tracepoint"), &lines, Some(0)).expect("fell back");
+        assert!(
+            said.contains("chose tracepoint (fentry: the kernel refused"),
+            "{said}"
+        );
+        let refusal = vec![
+            "vdsotime top: measuring what a system call and a vDSO call cost here...".to_string(),
+            "vdsotime: cannot trace system calls: the kernel refused to attach to __arm64_sys_time (fentry needs Linux 6.4 or later on aarch64)".to_string(),
+        ];
+        let said = judge("fentry", Want::Refused, &refusal, Some(1)).expect("refused");
+        assert!(
+            said.contains("refused as this kernel requires (exit 1)"),
+            "{said}"
+        );
+        assert!(judge("fentry", Want::Refused, &refusal, Some(0)).is_err());
+        assert!(judge("fentry", Want::Refused, &refusal[..1], Some(1)).is_err());
+        let counted = output("fentry", &row(77, "CLOCK_MONOTONIC", 2000), 0);
+        assert!(judge("fentry", Want::Refused, &counted, Some(0)).is_err());
     }
 }
