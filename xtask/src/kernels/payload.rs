@@ -192,6 +192,9 @@ pub struct Spec<'a> {
     pub aux_programs: Option<&'a AuxPrograms>,
     /// The backends `vdsotime top` counts exactly with in the default boot.
     pub top_counts: &'a [&'a str],
+    /// The i686 build's init, run as the 32-bit process `top` must also count exactly
+    /// (x86_64's Debian kernels).
+    pub compat_init: Option<&'a Path>,
 }
 
 /// The tests a default boot skips, in groups with the reason each gets.
@@ -290,10 +293,18 @@ pub fn assemble(
         run(label, timeout, "show", argv);
     }
     if spec.scenario.suite {
-        for backend in spec.top_counts {
-            let (label, timeout, argv) = super::top::count::run(backend);
-            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-            run(&label, timeout, "show", &argv);
+        use super::top::count::{self, Counted};
+        let mut counted = vec![Counted::Native];
+        if let Some(init) = spec.compat_init {
+            a.file(count::I386_PROGRAM, 0o755, &stripped(init, objcopy)?);
+            counted.push(Counted::I386);
+        }
+        for who in counted {
+            for backend in spec.top_counts {
+                let (label, timeout, argv) = count::run(backend, who);
+                let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+                run(&label, timeout, "show", &argv);
+            }
         }
     }
     let mut skips = Vec::new();
@@ -442,6 +453,7 @@ mod tests {
             vdso_getrandom,
             aux_programs: None,
             top_counts: &["perf"],
+            compat_init: None,
         }
     }
 

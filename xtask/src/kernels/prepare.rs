@@ -115,22 +115,20 @@ impl<'a> Preparer<'a> {
         if ready.kernel.is_err() {
             return ready;
         }
-        let started = Instant::now();
-        let built = self.builds.entry(m.triple).or_insert_with(|| {
-            let unavailable = Unbootable::Unavailable;
-            let t = m.target().ok_or(unavailable("no cross target".into()))?;
-            let logs = ctx.work.join("logs");
-            let _ = fs::create_dir_all(&logs);
-            let flags =
-                toolchain::prepare(&t, ctx.install, ctx.install_err, &logs).map_err(unavailable)?;
-            println!("kernels: building for {}...", m.triple);
-            let log = logs.join(format!("{}.build.log", m.triple));
-            let built = build::build(ctx.root, &t, &flags, &log).map_err(Unbootable::Failed);
-            let secs = started.elapsed().as_secs();
-            println!("kernels: built for {} in {secs} s", m.triple);
-            built
-        });
-        self.building += started.elapsed();
+        self.build(m.triple);
+        // x86_64's 32-bit counted process: the i686 build's init (built once, shared with
+        // the i686 machine).
+        let compat_init = match top::count::compat_triple(&m).filter(|_| scenario.suite) {
+            Some(triple) => match self.build(triple) {
+                Ok(b) => Some(b.init.clone()),
+                Err(e) => {
+                    ready.kernel = Err(e.clone());
+                    return ready;
+                }
+            },
+            None => None,
+        };
+        let built = &self.builds[m.triple];
         let aux_programs = if m.source_config.is_some() && scenario.suite {
             let started = Instant::now();
             let programs = aux_c::built_once(&mut self.aux_programs, ctx.root, ctx.work);
@@ -160,6 +158,7 @@ impl<'a> Preparer<'a> {
                 vdso_getrandom: ready.kernel.as_ref().is_ok_and(|k| k.getrandom),
                 aux_programs,
                 top_counts: top::count::backends(&m),
+                compat_init: compat_init.as_deref(),
             };
             let p = payload::assemble(b, ctx.root, &spec, objcopy).map_err(Unbootable::Failed)?;
             fs::write(&ready.initrd, &p.initramfs)
@@ -174,6 +173,31 @@ impl<'a> Preparer<'a> {
             Err(e) => ready.kernel = Err(e),
         }
         ready
+    }
+}
+
+impl Preparer<'_> {
+    /// The programs of `triple`, built the first time they are needed (the time counted
+    /// in [`Preparer::building`]).
+    fn build(&mut self, triple: &'static str) -> &Result<Built, Unbootable> {
+        let ctx = self.ctx;
+        let started = Instant::now();
+        let built = self.builds.entry(triple).or_insert_with(|| {
+            let unavailable = Unbootable::Unavailable;
+            let t = crate::targets::find(triple).ok_or(unavailable("no cross target".into()))?;
+            let logs = ctx.work.join("logs");
+            let _ = fs::create_dir_all(&logs);
+            let flags =
+                toolchain::prepare(&t, ctx.install, ctx.install_err, &logs).map_err(unavailable)?;
+            println!("kernels: building for {triple}...");
+            let log = logs.join(format!("{triple}.build.log"));
+            let built = build::build(ctx.root, &t, &flags, &log).map_err(Unbootable::Failed);
+            let secs = started.elapsed().as_secs();
+            println!("kernels: built for {triple} in {secs} s");
+            built
+        });
+        self.building += started.elapsed();
+        built
     }
 }
 

@@ -187,20 +187,21 @@ pub fn one(ctx: &Context, r: &Ready) -> (Booted, String) {
         failures.extend(wrong.iter().map(|f| format!("top: {f}")));
     }
     let counts_judged: Vec<Result<String, Vec<String>>> = if r.scenario.suite {
-        top::count::backends(m)
-            .iter()
-            .map(|backend| {
-                let run = console.run(&top::count::label(backend));
+        let mut who = vec![top::count::Counted::Native];
+        if top::count::compat_triple(m).is_some() {
+            who.push(top::count::Counted::I386);
+        }
+        who.into_iter()
+            .flat_map(|w| top::count::backends(m).iter().map(move |b| (w, *b)))
+            .map(|(w, backend)| {
+                let run = console.run(&top::count::label(backend, w));
                 let exit = run.and_then(|r| exit_code(&r.status));
                 let want = top::count::want(backend, m.arch, &release);
-                top::count::judge(backend, want, run.map_or(&[][..], |r| &r.lines), exit).map_err(
-                    |wrong| {
-                        wrong
-                            .into_iter()
-                            .map(|f| format!("top --backend {backend}: {f}"))
-                            .collect()
-                    },
-                )
+                let lines = run.map_or(&[][..], |r| &r.lines);
+                top::count::judge(backend, want, w, lines, exit).map_err(|wrong| {
+                    let what = top::count::label(backend, w);
+                    wrong.into_iter().map(|f| format!("{what}: {f}")).collect()
+                })
             })
             .collect()
     } else {

@@ -1,14 +1,19 @@
 //! An exact count for `vdsotime top` to match inside a machine.
 //!
-//! - `vm-syscalls CALLS`: waits for a byte on standard input, makes exactly `CALLS` direct
-//!   `clock_gettime(CLOCK_MONOTONIC)` system calls (never the vDSO), writes a byte to
-//!   standard output and exits: a process whose every call `top` must count, and which
-//!   ends long before `top`'s interval does.
-//! - `vm-top-count BACKEND CALLS PROGRAM ARGS...`: starts `vm-syscalls CALLS`, then PROGRAM
-//!   (`vdsotime top --backend BACKEND ...`, its output this program's own); once PROGRAM
-//!   holds what BACKEND counts with (read from `/proc`, so nothing depends on timing), says
-//!   so (with perf's ring buffer sizes and the page size where it maps any), lets the calls
-//!   go, prints `counted PID CALLS`, and exits with PROGRAM's status.
+//! - `vm-syscalls CALLS` (or `vm-syscalls32 CALLS`, the i686 build of this program on an
+//!   x86_64 kernel): waits for a byte on standard input, makes exactly `CALLS` direct
+//!   `clock_gettime(CLOCK_MONOTONIC)` system calls (never the vDSO; a 32-bit build makes
+//!   i386's), writes a byte to standard output, and exits when its standard input ends: a
+//!   process whose every call `top` must count.
+//! - `vm-top-count [--counted PATH] BACKEND CALLS PROGRAM ARGS...`: starts the counted
+//!   program (`/bin/vm-syscalls`, or PATH), then PROGRAM (`vdsotime top --backend BACKEND
+//!   ...`, its output this program's own); once PROGRAM holds what BACKEND counts with
+//!   (read from `/proc`, so nothing depends on timing), says so (with perf's ring buffer
+//!   sizes and the page size where it maps any), lets the calls go, prints `counted PID
+//!   CALLS`, and exits with PROGRAM's status. `/bin/vm-syscalls` exits right after its
+//!   calls, long before `top`'s interval ends; another counted program lives until PROGRAM
+//!   has ended, so that `top` examines it (a 32-bit program's numbers are read in its own
+//!   table only once its executable is known, except by fentry).
 
 use std::io::{Read, Write};
 use std::process::{Child, Command, Stdio};
@@ -50,19 +55,25 @@ pub fn syscalls(args: &[String]) -> i32 {
             return 1;
         }
     }
-    match std::io::stdout().write_all(b"d") {
-        Ok(()) => 0,
-        Err(_) => 1,
+    if std::io::stdout().write_all(b"d").is_err() {
+        return 1;
     }
+    // Until the standard input ends.
+    let _ = std::io::stdin().read_to_end(&mut Vec::new());
+    0
 }
 
 /// `vm-top-count BACKEND CALLS PROGRAM ARGS...`.
 pub fn top_count(args: &[String]) -> i32 {
+    let (counted_program, args) = match args {
+        [flag, path, rest @ ..] if flag == "--counted" => (path.as_str(), rest),
+        _ => (SYSCALLS_PROGRAM, args),
+    };
     let [backend, calls, program, rest @ ..] = args else {
-        eprintln!("usage: vm-top-count BACKEND CALLS PROGRAM ARGS...");
+        eprintln!("usage: vm-top-count [--counted PATH] BACKEND CALLS PROGRAM ARGS...");
         return 2;
     };
-    let counted = match Command::new(SYSCALLS_PROGRAM)
+    let counted = match Command::new(counted_program)
         .arg(calls)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -70,7 +81,7 @@ pub fn top_count(args: &[String]) -> i32 {
     {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("vm-top-count: {SYSCALLS_PROGRAM}: {e}");
+            eprintln!("vm-top-count: {counted_program}: {e}");
             return 1;
         }
     };
@@ -122,24 +133,32 @@ pub fn top_count(args: &[String]) -> i32 {
     };
     let mut done = [0u8; 1];
     if stdin.write_all(b"g").is_err() || stdout.read_exact(&mut done).is_err() {
-        eprintln!("vm-top-count: {SYSCALLS_PROGRAM} ended before its last call");
+        eprintln!("vm-top-count: {counted_program} ended before its last call");
         return 1;
     }
-    drop(stdin);
-    match counted.0.wait() {
-        Ok(s) if s.success() => println!("counted {pid} {calls}"),
-        other => {
-            eprintln!("vm-top-count: {SYSCALLS_PROGRAM}: {other:?}");
-            return 1;
+    let short_lived = counted_program == SYSCALLS_PROGRAM;
+    let kept = if short_lived {
+        drop(stdin);
+        match counted.0.wait() {
+            Ok(s) if s.success() => None,
+            other => {
+                eprintln!("vm-top-count: {counted_program}: {other:?}");
+                return 1;
+            }
         }
-    }
-    match watcher.0.wait() {
+    } else {
+        Some(stdin)
+    };
+    println!("counted {pid} {calls}");
+    let status = match watcher.0.wait() {
         Ok(s) => s.code().unwrap_or(1),
         Err(e) => {
             eprintln!("vm-top-count: {program}: {e}");
             1
         }
-    }
+    };
+    drop(kept);
+    status
 }
 
 /// Whether process `pid` holds what `backend` counts with (`auto`: either): a BPF counter

@@ -9,7 +9,7 @@
 //! `vdsotime doctor` against (module [`truth`]), and to `vm-write PATH VALUE`, which
 //! writes a sysfs switch (exit 1, saying why, if the kernel refuses), to `vm-timeloop`
 //! and `vm-top-watch`, the time-reading processes `vdsotime top` is judged against (module
-//! [`timeloop`]), and to `vm-syscalls` and `vm-top-count`, the exact count `top` must
+//! [`timeloop`]), and to `vm-syscalls` (`vm-syscalls32`) and `vm-top-count`, the exact count `top` must
 //! match with each of its backends (module [`count`]). The host installs
 //! them in `/bin` as links to it.
 
@@ -46,7 +46,7 @@ fn main() {
         "vm-write" => std::process::exit(write(&args[1..])),
         "vm-timeloop" => std::process::exit(timeloop::timeloop(&args[1..])),
         "vm-top-watch" => std::process::exit(timeloop::watch(&args[1..])),
-        "vm-syscalls" => std::process::exit(count::syscalls(&args[1..])),
+        "vm-syscalls" | "vm-syscalls32" => std::process::exit(count::syscalls(&args[1..])),
         "vm-top-count" => std::process::exit(count::top_count(&args[1..])),
         _ => init(),
     }

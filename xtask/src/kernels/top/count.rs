@@ -83,21 +83,46 @@ fn release_version(release: &str) -> Option<(u32, u32)> {
     Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }
 
+/// Which process makes the calls: this build's own (`vm-syscalls`, exiting right after
+/// its calls), or, on an x86_64 kernel, the i686 build's (`vm-syscalls32`, a 32-bit
+/// process making i386's calls, alive until `top` ends).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counted {
+    Native,
+    I386,
+}
+
+/// The build whose program runs as the 32-bit counted process on `machine`'s kernel:
+/// i686 on x86_64's Debian kernels (IA-32 emulation).
+pub fn compat_triple(machine: &Machine) -> Option<&'static str> {
+    (machine.arch == "x86_64" && machine.source_config.is_none())
+        .then_some("i686-unknown-linux-musl")
+}
+
+/// Where the 32-bit counted program is in the machine.
+pub const I386_PROGRAM: &str = "/bin/vm-syscalls32";
+
 /// The plan's label for the count with `backend`.
-pub fn label(backend: &str) -> String {
-    format!("top-count-{backend}")
+pub fn label(backend: &str, counted: Counted) -> String {
+    match counted {
+        Counted::Native => format!("top-count-{backend}"),
+        Counted::I386 => format!("top-count32-{backend}"),
+    }
 }
 
 /// Whether `label` is one of these runs.
 pub fn is_label(label: &str) -> bool {
-    label.starts_with("top-count-")
+    label.starts_with("top-count")
 }
 
-/// The run for `backend`: label, timeout (s), argv.
-pub fn run(backend: &str) -> (String, u64, Vec<String>) {
+/// The run for `backend` counting `counted`: label, timeout (s), argv.
+pub fn run(backend: &str, counted: Counted) -> (String, u64, Vec<String>) {
     let calls = CALLS.to_string();
-    let argv = [
-        "/bin/vm-top-count",
+    let mut argv = vec!["/bin/vm-top-count"];
+    if counted == Counted::I386 {
+        argv.extend(["--counted", I386_PROGRAM]);
+    }
+    argv.extend([
         backend,
         &calls,
         "/bin/vdsotime",
@@ -109,9 +134,9 @@ pub fn run(backend: &str) -> (String, u64, Vec<String>) {
         "json",
         "--backend",
         backend,
-    ];
+    ]);
     (
-        label(backend),
+        label(backend, counted),
         TIMEOUT,
         argv.iter().map(|a| a.to_string()).collect(),
     )
@@ -122,12 +147,13 @@ pub fn run(backend: &str) -> (String, u64, Vec<String>) {
 pub fn judge(
     asked: &str,
     want: Want,
+    who: Counted,
     lines: &[String],
     exit: Option<i32>,
 ) -> Result<String, Vec<String>> {
     match want {
         Want::Refused => refused(asked, lines, exit),
-        Want::Count(backend) => counted(asked, backend, lines, exit),
+        Want::Count(backend) => counted(asked, backend, who, lines, exit),
     }
 }
 
@@ -160,6 +186,7 @@ fn refused(asked: &str, lines: &[String], exit: Option<i32>) -> Result<String, V
 fn counted(
     asked: &str,
     backend: &str,
+    who: Counted,
     lines: &[String],
     exit: Option<i32>,
 ) -> Result<String, Vec<String>> {
@@ -275,8 +302,12 @@ fn counted(
             String::new()
         };
         Ok(format!(
-            "top --backend {asked}{chose}{why}: a process's {calls} direct calls counted \
-             exactly ({}; holding {held}{rings})",
+            "top --backend {asked}{chose}{why}: {} {calls} direct calls counted exactly ({}; \
+             holding {held}{rings})",
+            match who {
+                Counted::Native => "a process's",
+                Counted::I386 => "a 32-bit (i386) process's",
+            },
             seen.join(", ")
         ))
     } else {
@@ -298,170 +329,4 @@ fn ring_sizes(lines: &[String]) -> Option<(Vec<u64>, u64)> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn output(backend: &str, rows: &str, lost: u32) -> Vec<String> {
-        let mut lines = vec![
-            format!("holding {backend} after 2.0 s"),
-            "perf rings: 2 of 2112, 2112 KiB; page 64 KiB".to_string(),
-            "counted 77 2000".to_string(),
-        ];
-        let doc = format!(
-            r#"{{"backend": "{backend}", "backend_reason": null, "lost_samples": {lost},
-            "rows": [{rows}]}}"#
-        );
-        lines.extend(doc.lines().map(str::to_string));
-        lines
-    }
-
-    fn row(pid: u32, clock: &str, calls: u64) -> String {
-        format!(
-            r#"{{"pid": {pid}, "comm": "vm-syscalls", "syscall": "clock_gettime",
-            "clock": "{clock}", "calls": {calls}}}"#
-        )
-    }
-
-    #[test]
-    fn an_exact_count_passes_and_says_so() {
-        let lines = output(
-            "perf",
-            &format!(
-                "{},{}",
-                row(77, "CLOCK_MONOTONIC", 2000),
-                row(1, "CLOCK_REALTIME", 5)
-            ),
-            0,
-        );
-        let said = judge("perf", Want::Count("perf"), &lines, Some(0)).expect("exact");
-        assert!(said.contains("2000 direct calls counted exactly"), "{said}");
-    }
-
-    #[test]
-    fn one_call_missing_or_extra_fails() {
-        for calls in [1999, 2001] {
-            let lines = output("perf", &row(77, "CLOCK_MONOTONIC", calls), 0);
-            let wrong = judge("perf", Want::Count("perf"), &lines, Some(0)).expect_err("inexact");
-            assert!(wrong[0].contains(&format!("x{calls}")), "{wrong:?}");
-        }
-    }
-
-    #[test]
-    fn the_wrong_clock_backend_losses_or_exit_fail() {
-        let lines = output("perf", &row(77, "CLOCK_REALTIME", 2000), 0);
-        assert!(judge("perf", Want::Count("perf"), &lines, Some(0)).is_err());
-        let lines = output("perf", &row(77, "CLOCK_MONOTONIC", 2000), 0);
-        assert!(judge("tracepoint", Want::Count("tracepoint"), &lines, Some(0)).is_err());
-        assert!(judge("perf", Want::Count("perf"), &lines, Some(1)).is_err());
-        let lines = output("perf", &row(77, "CLOCK_MONOTONIC", 2000), 3);
-        assert!(judge("perf", Want::Count("perf"), &lines, Some(0)).is_err());
-    }
-
-    #[test]
-    fn perf_rings_sized_in_pages_fail() {
-        let mut lines = output("perf", &row(77, "CLOCK_MONOTONIC", 2000), 0);
-        let said = judge("perf", Want::Count("perf"), &lines, Some(0)).expect("rings of 2 MiB");
-        assert!(
-            said.contains("perf rings of 2112 KiB, pages of 64 KiB"),
-            "{said}"
-        );
-        lines[1] = "perf rings: 2 of 32832, 32832 KiB; page 64 KiB".to_string();
-        let wrong =
-            judge("perf", Want::Count("perf"), &lines, Some(0)).expect_err("rings of 32 MiB");
-        assert!(wrong[0].contains("32832 KiB"), "{wrong:?}");
-        lines.remove(1);
-        assert!(judge("perf", Want::Count("perf"), &lines, Some(0)).is_err());
-    }
-
-    #[test]
-    fn no_count_or_no_document_fails() {
-        let lines = vec!["vm-top-count: /bin/vdsotime exited".to_string()];
-        assert!(judge("perf", Want::Count("perf"), &lines, Some(1)).is_err());
-        let lines = vec!["counted 77 2000".to_string()];
-        assert!(judge("perf", Want::Count("perf"), &lines, Some(0)).is_err());
-    }
-
-    #[test]
-    fn the_help_states_the_count() {
-        let help = super::super::super::USAGE.replace('\n', " ");
-        assert!(help.contains(&format!("exactly {CALLS} direct")), "{help}");
-    }
-
-    #[test]
-    fn thirty_two_bit_tools_and_the_tinyconfig_kernel_count_with_what_they_have() {
-        for m in super::super::super::machines::ALL {
-            let b = backends(m);
-            let debian = m.source_config.is_none();
-            assert_eq!(
-                b.contains(&"perf") && b.contains(&"auto"),
-                debian,
-                "{}",
-                m.name
-            );
-            let bpf = debian && !BITS_32.contains(&m.arch);
-            assert_eq!(
-                b.contains(&"tracepoint") && b.contains(&"fentry"),
-                bpf,
-                "{}",
-                m.name
-            );
-        }
-    }
-
-    #[test]
-    fn each_machine_expects_fentry_where_its_kernel_has_trampolines_and_says_so() {
-        assert_eq!(
-            want("auto", "x86_64", "6.12.57+deb13-amd64"),
-            Want::Count("fentry")
-        );
-        assert_eq!(
-            want("auto", "aarch64", "6.1.0-50-arm64"),
-            Want::Count("tracepoint")
-        );
-        assert_eq!(want("fentry", "aarch64", "6.1.0-50-arm64"), Want::Refused);
-        assert_eq!(
-            want("auto", "aarch64", "6.12.48+deb13-arm64"),
-            Want::Count("fentry")
-        );
-        assert_eq!(
-            want("auto", "i686", "6.1.0-50-686-pae"),
-            Want::Count("perf")
-        );
-        assert_eq!(
-            want("auto", "powerpc64le", "6.12.48+deb13-powerpc64le"),
-            Want::Count("tracepoint")
-        );
-        assert_eq!(want("perf", "s390x", "6.1.0-50-s390x"), Want::Count("perf"));
-        assert_eq!(want("fentry", "s390x", "garbage"), Want::Refused);
-    }
-
-    #[test]
-    fn auto_must_say_why_it_fell_back_and_a_refusal_must_give_its_reason() {
-        let mut lines = output("tracepoint", &row(77, "CLOCK_MONOTONIC", 2000), 0);
-        let no_reason = judge("auto", Want::Count("tracepoint"), &lines, Some(0));
-        assert!(no_reason.expect_err("no reason")[0].contains("without saying why"));
-        let at = lines
-            .iter()
-            .position(|l| l.contains("backend_reason"))
-            .expect("the reason");
-        lines[at] = lines[at].replace("null", "\"fentry: the kernel refused to attach\"");
-        let said = judge("auto", Want::Count("tracepoint"), &lines, Some(0)).expect("fell back");
-        assert!(
-            said.contains("chose tracepoint (fentry: the kernel refused"),
-            "{said}"
-        );
-        let refusal = vec![
-            "vdsotime top: measuring what a system call and a vDSO call cost here...".to_string(),
-            "vdsotime: cannot trace system calls: the kernel refused to attach to __arm64_sys_time (fentry needs Linux 6.4 or later on aarch64)".to_string(),
-        ];
-        let said = judge("fentry", Want::Refused, &refusal, Some(1)).expect("refused");
-        assert!(
-            said.contains("refused as this kernel requires (exit 1)"),
-            "{said}"
-        );
-        assert!(judge("fentry", Want::Refused, &refusal, Some(0)).is_err());
-        assert!(judge("fentry", Want::Refused, &refusal[..1], Some(1)).is_err());
-        let counted = output("fentry", &row(77, "CLOCK_MONOTONIC", 2000), 0);
-        assert!(judge("fentry", Want::Refused, &counted, Some(0)).is_err());
-    }
-}
+mod tests;
