@@ -118,8 +118,11 @@ pub fn one(ctx: &Context, r: &Ready) -> (Booted, String) {
         {
             runner::add_counts(&mut counts, l);
         }
-        let doctor = [payload::DOCTOR, payload::DOCTOR_TIMENS].contains(&run.label.as_str());
-        if run.verdict != "PASS" && !(doctor && run.verdict == "FAIL") {
+        // A run whose exit status its own judge reads (the doctor's verdict; `top`
+        // refusing a backend the kernel cannot give) fails the machine through that judge.
+        let judged = [payload::DOCTOR, payload::DOCTOR_TIMENS].contains(&run.label.as_str())
+            || top::count::is_label(&run.label);
+        if run.verdict != "PASS" && !(judged && run.verdict == "FAIL") {
             let verdict = if run.verdict.is_empty() {
                 "unfinished"
             } else {
