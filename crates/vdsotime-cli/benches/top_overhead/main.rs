@@ -75,12 +75,13 @@ fn field(file: &str, key: &str) -> String {
         .map_or_else(|| "unknown".into(), |(_, v)| v.trim().to_string())
 }
 
-fn load_average() -> String {
+/// The 1-minute load average.
+fn load_average() -> f64 {
     let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     text.split_whitespace()
-        .take(3)
-        .collect::<Vec<_>>()
-        .join(" ")
+        .next()
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(f64::NAN)
 }
 
 fn fail(message: String) -> ! {
@@ -217,12 +218,15 @@ fn main() {
         })
         .map(Row::new)
         .collect();
-    let (load_before, started) = (load_average(), Instant::now());
+    // Sampled before the run and after each round and the CPU measurements.
+    let mut loads = vec![load_average()];
+    let started = Instant::now();
     let mut reference: [Cell; 2] = Default::default();
     for r in 0..config.rounds {
         if let Err(e) = round(r, &config, &ctx, &mut workers, &mut reference, &mut rows) {
             fail(e);
         }
+        loads.push(load_average());
         eprintln!(
             "round {}/{} done, {:.0} s",
             r + 1,
@@ -233,15 +237,17 @@ fn main() {
     if config.cpu_seconds > 0.0 {
         let loop_worker = &mut workers[index(Workload::Clock)];
         cpu_phase(&config, &ctx, loop_worker, &mut rows);
+        loads.push(load_average());
     }
+    let low = loads.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = loads.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     println!(
-        "CPU: {} ({} online); kernel {}; load average (1, 5, 15 min) {load_before} before, {} after; {:.0} s",
+        "CPU: {} ({} online); kernel {}; 1-minute load average {low:.1} to {high:.1}; {:.0} s",
         field("/proc/cpuinfo", "model name"),
         process::online_cpus(),
         std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .unwrap_or_default()
             .trim(),
-        load_average(),
         started.elapsed().as_secs_f64()
     );
     println!(
