@@ -126,16 +126,21 @@ fn round(
                 continue;
             }
         };
-        let mut made = 0;
+        let (mut made, mut failed) = (0, Ok(()));
         for w in order {
             let calls = row.watcher.calls(w == Workload::Clock, config.calls);
             row.cells[index(w)].calls = calls;
-            ns[slot][index(w)] = Some(workers[index(w)].trial(calls)?);
+            match workers[index(w)].trial(calls) {
+                Ok(t) => ns[slot][index(w)] = Some(t),
+                Err(e) => failed = Err(e),
+            }
             if w == Workload::Clock {
                 made = calls;
             }
         }
+        // Stopped before any failure is passed on: no tool or tracepoint is left on.
         let counted = row.watcher.stop(active, ctx.watched);
+        failed?;
         row.count(counted, made);
     }
     for w in Workload::ALL {

@@ -383,6 +383,16 @@ impl Tool {
     }
 }
 
+impl Drop for Tool {
+    /// A tool not stopped (the bench failed) is killed rather than left watching.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 /// The tracepoint's tracefs directory, if tracefs is mounted.
 fn sys_enter_dir() -> Option<PathBuf> {
     ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
