@@ -225,6 +225,14 @@ fn each_machine_expects_fentry_where_its_kernel_has_trampolines_and_says_so() {
     );
     assert_eq!(want("perf", "s390x", "6.1.0-50-s390x"), Want::Count("perf"));
     assert_eq!(want("fentry", "s390x", "garbage"), Want::Refused);
+    assert_eq!(
+        want("auto", "s390x", "7.2.13+deb14-s390x"),
+        Want::Count("tracepoint")
+    );
+    assert_eq!(
+        want("auto", "powerpc64le", "7.2.13+deb14-powerpc64le"),
+        Want::Count("fentry")
+    );
 }
 
 #[test]
