@@ -29,6 +29,7 @@ mod top_namespace;
 mod top_output;
 mod top_privilege;
 mod top_reasons;
+mod top_seccomp;
 mod version;
 
 /// The core's visible-skip helper (`SKIP <test>: <reason>`, or a failure where

@@ -35,7 +35,7 @@ fn waiting_loop(exe: &Path) -> Running {
 /// its `backend`, the loop program `exe` makes exactly [`CALLS`] direct clock_gettime
 /// calls and exits, well before `top`'s interval ends. Returns `top`'s document and the
 /// loop's pid.
-fn count_a_short_life(
+pub fn count_a_short_life(
     make_top: impl FnOnce(u32) -> Command,
     backend: &str,
     exe: &Path,
@@ -84,7 +84,7 @@ fn count_a_short_life(
 }
 
 /// The one row of the loop in `doc`, with exactly [`CALLS`] calls, and nothing lost.
-fn assert_counted_exactly(doc: &Value, pid: u32, backend: &str) {
+pub fn assert_counted_exactly(doc: &Value, pid: u32, backend: &str) {
     assert_eq!(doc["backend"], backend, "{doc:#}");
     let rows = rows_of(doc, pid);
     assert_eq!(rows.len(), 1, "one row for the loop (pid {pid}): {doc:#}");

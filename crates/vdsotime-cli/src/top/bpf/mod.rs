@@ -92,14 +92,45 @@ fn unavailable(what: &str, e: &(dyn std::error::Error + 'static)) -> Unavailable
         reason = cut.to_string();
     }
     if denied && has_bpf_capabilities() {
-        // Not a privilege this process could be given: say so, and exit as an error.
-        reason += " (refused although this process has the capabilities BPF needs: a \
-                   security policy of the kernel, such as lockdown or an LSM, forbids it)";
+        // Not a privilege this process could be given: say which policy, and exit as an
+        // error.
+        reason += &format!(
+            " (refused although this process has the capabilities BPF needs: {})",
+            refusing_policy()
+        );
         denied = false;
     } else if denied {
         reason += " (BPF needs CAP_BPF with CAP_PERFMON, kernel 5.8+, or root)";
     }
     Unavailable { reason, denied }
+}
+
+/// What, other than a missing capability, refuses BPF to this process: a seccomp filter
+/// (a container's profile), the kernel's lockdown, or else a security module.
+fn refusing_policy() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    // `Seccomp: 2`: a filter is installed (proc(5)).
+    let filtered = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Seccomp:"))
+        .is_some_and(|mode| mode.trim() == "2");
+    if filtered {
+        return "this process runs under a seccomp filter, as a container's profile \
+                installs, which may deny bpf(): run it outside the container, or with a \
+                profile that allows bpf and perf_event_open"
+            .to_string();
+    }
+    // `none integrity [confidentiality]`: the bracketed mode is in force.
+    let lockdown = std::fs::read_to_string("/sys/kernel/security/lockdown").unwrap_or_default();
+    match lockdown.split_whitespace().find(|m| m.starts_with('[')) {
+        Some(mode) if mode != "[none]" => format!(
+            "the kernel is locked down ({}), which forbids BPF programs that read kernel \
+             memory",
+            mode.trim_matches(['[', ']'])
+        ),
+        _ => "a security policy of the kernel, such as a security module (LSM), forbids it"
+            .to_string(),
+    }
 }
 
 /// Whether this process has CAP_SYS_ADMIN, or CAP_BPF with CAP_PERFMON (what BPF needs).
