@@ -285,6 +285,7 @@ pub fn main(args: &[String]) -> ExitCode {
             flags: p.flags,
             env: Vec::new(),
             passes: passes(&opts.cargo_args, &opts.skip),
+            release: true,
         });
         jobs.push((t.triple.to_string(), job));
     }
@@ -307,6 +308,7 @@ pub fn main(args: &[String]) -> ExitCode {
                 flags: p.flags,
                 env,
                 passes: passes(&["--no-fail-fast".to_string()], &skip),
+                release: false,
             }
         });
         jobs.push((format!("C {}", c.triple), job));

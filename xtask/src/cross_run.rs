@@ -22,6 +22,8 @@ pub struct Job {
     pub flags: Vec<String>,
     pub env: Vec<(String, String)>,
     pub passes: Vec<Vec<String>>,
+    /// Built with [`runner::RELEASE`] (the core's tests).
+    pub release: bool,
 }
 
 /// What every job of a run shares.
@@ -118,6 +120,7 @@ fn run_one(
         dump_dir: cx.dump_dir,
         env: job.env.clone(),
         passes: job.passes.clone(),
+        release: job.release,
         log: log.clone(),
         timeout: cx.timeout,
     });

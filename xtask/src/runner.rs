@@ -27,9 +27,17 @@ pub struct Run<'a> {
     pub env: Vec<(String, String)>,
     /// One `cargo test` invocation per entry: the arguments after `--target T`.
     pub passes: Vec<Vec<String>>,
+    /// Built as the code that ships is ([`RELEASE`]).
+    pub release: bool,
     pub log: PathBuf,
     pub timeout: Duration,
 }
+
+/// How the core's tests are built for `cross` and the kernel machines alike (so the two
+/// share one build per target): as a release build, the code that ships (naked
+/// trampolines, IFUNC resolvers and inline assembly at the optimisation the tool has),
+/// which also spends no time on debug information.
+pub const RELEASE: &str = "--release";
 
 /// Test counts summed over every `test result:` line of the run.
 #[derive(Debug, Default, Clone, Copy)]
@@ -63,7 +71,8 @@ fn joined_flags(encoded: &str, plain: &str, extra: &[String]) -> String {
 
 /// Sets what building for `target` needs: its linker and extra flags (with `--target`
 /// these reach only target artifacts, never build scripts), and with `optimize`, opt-level 1
-/// for code that runs emulated.
+/// for code that runs emulated in a debug build (the C library's tests; the core's are
+/// [`RELEASE`] builds).
 pub fn target_env(cmd: &mut Command, target: &Target, flags: &[String], optimize: bool) {
     if let Some(linker) = target.linker_command() {
         cmd.env(format!("CARGO_TARGET_{}_LINKER", target.env_key()), linker);
@@ -99,6 +108,7 @@ fn command(run: &Run, args: &[String]) -> Command {
         .arg("test")
         .args(run.packages.iter().flat_map(|p| ["-p", p]))
         .args(["--target", run.target.triple])
+        .args(run.release.then_some(RELEASE))
         .args(args)
         .env("CARGO_TERM_COLOR", "never")
         .stdin(Stdio::null());

@@ -1,6 +1,7 @@
-//! Building what runs inside a machine, static, for its target: the core's test binaries
-//! (`cargo test -p vdsotime --no-run`, with the environment `cargo xtask cross` uses, so the
-//! two share their builds), the `vdsotime` tool and the VM's init.
+//! Building what runs inside a machine, static, for its target, as release builds: the
+//! core's test binaries (`cargo test --release -p vdsotime --no-run`, with the environment
+//! `cargo xtask cross` uses, so the two share their builds), the `vdsotime` tool and the
+//! VM's init.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -20,26 +21,28 @@ pub struct Built {
 
 /// Builds everything for `target`; cargo's output goes to `log`.
 pub fn build(root: &Path, target: &Target, flags: &[String], log: &Path) -> Result<Built, String> {
-    // The tests with the environment of `cargo xtask cross`, so the binaries it built are
-    // reused (optimized where QEMU runs them); the tool always optimized, for its benchmark,
-    // and without debug information, which the initramfs strips anyway (a fifth of the
-    // tool's build time, which is most of this step's when `cross` built the tests).
-    let optimize = target.qemu.is_some();
+    // The tests as `cargo xtask cross` builds them, so the binaries it built are reused;
+    // the tool and the init as release builds too, sharing the core with the tests.
     let test_exes = cargo(
         root,
         target,
         flags,
-        (optimize, true),
         log,
-        &["test", "-p", "vdsotime", "--no-run"],
+        &["test", "-p", "vdsotime", "--no-run", runner::RELEASE],
     )?;
     let tools = cargo(
         root,
         target,
         flags,
-        (true, false),
         log,
-        &["build", "-p", "vdsotime-cli", "-p", "vm-init"],
+        &[
+            "build",
+            runner::RELEASE,
+            "-p",
+            "vdsotime-cli",
+            "-p",
+            "vm-init",
+        ],
     )?;
     let named = |name: &str| {
         tools
@@ -84,23 +87,18 @@ fn label(exe: &Path) -> String {
     }
 }
 
-/// Runs `cargo <args> --target T` and returns the executables it reports; `(optimize,
-/// debuginfo)` as for `cargo xtask cross`, debug information left out unless `debuginfo`
-/// (and the caller chose no setting of its own).
+/// Runs `cargo <args> --target T` with the environment `cargo xtask cross` builds with,
+/// and returns the executables it reports.
 fn cargo(
     root: &Path,
     target: &Target,
     flags: &[String],
-    (optimize, debuginfo): (bool, bool),
     log: &Path,
     args: &[&str],
 ) -> Result<Vec<PathBuf>, String> {
     let mut cmd = cargo_command(root, log, args)?;
     cmd.args(["--target", target.triple]);
-    runner::target_env(&mut cmd, target, flags, optimize);
-    if !debuginfo && std::env::var_os(NO_DEBUGINFO.0).is_none() {
-        cmd.env(NO_DEBUGINFO.0, NO_DEBUGINFO.1);
-    }
+    runner::target_env(&mut cmd, target, flags, target.qemu.is_some());
     Ok(artifacts(cmd, args, log)?
         .iter()
         // Test harnesses only: `cargo test` also builds the examples.
@@ -154,9 +152,6 @@ fn artifacts(mut cmd: Command, args: &[&str], log: &Path) -> Result<Vec<String>,
         .map(str::to_string)
         .collect())
 }
-
-/// The setting that builds without debug information.
-const NO_DEBUGINFO: (&str, &str) = ("CARGO_PROFILE_DEV_DEBUG", "0");
 
 /// The `"filenames":[...]` of one cargo JSON message (paths hold no quotes or escapes
 /// in this workspace).
