@@ -190,6 +190,34 @@ pub fn ready(pid: u32, backend: &str) -> bool {
     }
 }
 
+/// Waits until `top` holds `backend` ([`ready`]); panics with what it printed if it exits
+/// first or takes over two minutes.
+pub fn wait_until_ready(top: &mut Running, backend: &str) {
+    let waited = std::time::Instant::now();
+    while !ready(top.pid(), backend) {
+        let exited = top.0.try_wait().expect("top's status");
+        if exited.is_some() || waited.elapsed() > Duration::from_secs(120) {
+            let _ = top.0.kill();
+            let (out, err) = finish(top);
+            panic!("top never held its {backend} backend (exit {exited:?}):\n{out}\n{err}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Lets `program`, waiting for a byte on its standard input, make its calls, and waits
+/// for its byte back once they are made; returns its standard input, still open.
+pub fn make_calls(program: &mut Running, what: &str) -> std::process::ChildStdin {
+    use std::io::{Read, Write};
+    let mut stdin = program.0.stdin.take().expect("the program's stdin");
+    stdin.write_all(b"g").expect("start the calls");
+    let mut done = [0u8; 1];
+    let mut stdout = program.0.stdout.take().expect("the program's stdout");
+    let read = stdout.read_exact(&mut done);
+    assert!(read.is_ok(), "{what} ended before its last call: {read:?}");
+    stdin
+}
+
 /// How many of `pid`'s mappings are perf ring buffers.
 pub fn perf_rings_of(pid: u32) -> usize {
     std::fs::read_to_string(format!("/proc/{pid}/maps"))

@@ -3,7 +3,6 @@
 //! `auto` takes fentry where the kernel allows it and otherwise says why not; where BPF is
 //! denied `auto` falls back to perf and says why.
 
-use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -11,7 +10,9 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::skip::skip;
-use crate::top::{build_loop, finish, ready, rows_of, start, traceable, Running};
+use crate::top::{
+    build_loop, finish, make_calls, ready, rows_of, start, traceable, wait_until_ready, Running,
+};
 use crate::{parts, scratch};
 
 /// The calls the loop makes: a rate of a million a second for 2 ms.
@@ -49,31 +50,13 @@ pub fn count_a_short_life(
             .spawn()
             .expect("start top"),
     );
-    let waited = Instant::now();
-    while !ready(top.pid(), backend) {
-        let exited = top.0.try_wait().expect("top's status");
-        if exited.is_some() || waited.elapsed() > Duration::from_secs(120) {
-            let _ = top.0.kill();
-            let (out, err) = finish(&mut top);
-            panic!("top never held its {backend} backend (exit {exited:?}):\n{out}\n{err}");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_until_ready(&mut top, backend);
     if backend == "perf" {
         // perf's events are switched on just after the last buffer is mapped, in a loop
         // of ioctls no file shows: this wait is that loop's, many times over.
         std::thread::sleep(Duration::from_millis(200));
     }
-    let mut stdin = looping.0.stdin.take().expect("the loop's stdin");
-    stdin.write_all(b"g").expect("start the loop's calls");
-    let mut done = [0u8; 1];
-    let mut stdout = looping.0.stdout.take().expect("the loop's stdout");
-    let read = stdout.read_exact(&mut done);
-    assert!(
-        read.is_ok(),
-        "the loop ended before its last call: {read:?}"
-    );
-    drop(stdin);
+    drop(make_calls(&mut looping, "the loop"));
     let status = looping.0.wait().expect("the loop's exit");
     assert!(status.success(), "the loop exited {status}");
     let (out, err) = finish(&mut top);
@@ -364,22 +347,8 @@ fn a_full_bpf_map_counts_what_it_could_not_count() {
             .spawn()
             .expect("start top"),
     );
-    let waited = Instant::now();
-    while !ready(top.pid(), "tracepoint") {
-        assert!(
-            top.0.try_wait().expect("top's status").is_none()
-                && waited.elapsed() < Duration::from_secs(120),
-            "top never attached: {:?}",
-            finish(&mut top)
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let mut stdin = python.0.stdin.take().expect("python's stdin");
-    stdin.write_all(b"g").expect("start python's calls");
-    let mut done = [0u8; 1];
-    let mut stdout = python.0.stdout.take().expect("python's stdout");
-    let read = stdout.read_exact(&mut done);
-    assert!(read.is_ok(), "python ended before its last call: {read:?}");
+    wait_until_ready(&mut top, "tracepoint");
+    let stdin = make_calls(&mut python, "python");
     let (out, err) = finish(&mut top);
     assert!(top.0.wait().expect("top's exit").success(), "{err}");
     drop(stdin);

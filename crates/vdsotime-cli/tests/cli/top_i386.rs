@@ -4,15 +4,13 @@
 //! entered (`__ia32_sys_...`); the tracepoint reads the number with the ABI of the
 //! process's executable.
 
-use std::io::{Read, Write};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::scratch;
 use crate::skip::skip;
-use crate::top::{finish, ready, rows_of, traceable, Running};
+use crate::top::{finish, make_calls, rows_of, traceable, wait_until_ready, Running};
 use crate::top_backends::fentry_opens;
 
 /// The calls of each kind tests/cli/top_i386.c makes.
@@ -65,27 +63,8 @@ fn watch_i386(exe: &std::path::Path, backend: &str) -> (Value, u32) {
             .spawn()
             .expect("start top"),
     );
-    let waited = Instant::now();
-    while !ready(top.pid(), backend) {
-        let exited = top.0.try_wait().expect("top's status");
-        if exited.is_some() || waited.elapsed() > Duration::from_secs(120) {
-            let _ = top.0.kill();
-            panic!(
-                "top never held its {backend} backend: {:?}",
-                finish(&mut top)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let mut stdin = program.0.stdin.take().expect("the program's stdin");
-    stdin.write_all(b"g").expect("start the calls");
-    let mut done = [0u8; 1];
-    let mut stdout = program.0.stdout.take().expect("the program's stdout");
-    let read = stdout.read_exact(&mut done);
-    assert!(
-        read.is_ok(),
-        "the program ended before its last call: {read:?}"
-    );
+    wait_until_ready(&mut top, backend);
+    let stdin = make_calls(&mut program, "the i386 program");
     // It stays until top is done, so that top can read what it runs.
     let (out, err) = finish(&mut top);
     assert!(top.0.wait().expect("top's exit").success(), "{err}");

@@ -124,19 +124,10 @@ pub fn run(backend: &str, counted: Counted) -> (String, u64, Vec<String>) {
     if counted == Counted::I386 {
         argv.extend(["--counted", I386_PROGRAM]);
     }
-    argv.extend([
-        backend,
-        &calls,
-        "/bin/vdsotime",
-        "top",
-        "--once",
-        "--duration",
-        "5",
-        "--format",
-        "json",
-        "--backend",
-        backend,
-    ]);
+    argv.extend([backend, &calls]);
+    // `top` as the clocksource boot runs it (after its watcher), with the backend.
+    argv.extend(&super::RUN.2[1..]);
+    argv.extend(["--backend", backend]);
     (
         label(backend, counted),
         TIMEOUT,

@@ -189,6 +189,9 @@ fn x86_64_debian_kernels_also_count_an_i386_process() {
         let want = m.arch == "x86_64" && m.source_config.is_none();
         assert_eq!(compat_triple(m).is_some(), want, "{}", m.name);
     }
+    let (_, _, native) = run("perf", Counted::Native);
+    let want = "/bin/vm-top-count perf 2000 /bin/vdsotime top --once --duration 5 --format json --backend perf";
+    assert_eq!(native.join(" "), want);
     let (label, _, argv) = run("perf", Counted::I386);
     assert_eq!(label, "top-count32-perf");
     assert_eq!(argv[1..3], ["--counted", I386_PROGRAM]);
