@@ -30,16 +30,8 @@
 SEC("tracepoint/raw_syscalls/sys_enter")
 int count_sys_enter(void *ctx)
 {
-	__s64 nr = *(__s64 *)((char *)ctx + 8);
-	int slot = -1;
+	int slot = slot_of(*(__s64 *)((char *)ctx + 8));
 
-#pragma unroll
-	for (int i = 0; i < MAX_NUMBERS; i++) {
-		if (nr == numbers[i]) {
-			slot = i;
-			break;
-		}
-	}
 	if (slot < 0)
 		return STOP;
 

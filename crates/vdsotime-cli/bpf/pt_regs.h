@@ -20,7 +20,10 @@
 /* arch/x86/include/asm/ptrace.h (64-bit). */
 struct pt_regs {
 	__u64 r15, r14, r13, r12, bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di;
+	__u64 orig_ax, ip, cs;
 };
+/* The user code segment of 32-bit code (__USER32_CS, arch/x86/include/asm/segment.h). */
+#define USER32_CS 0x23
 /* SC_X86_64_REGS_TO_ARGS: di, si, dx, ...; SC_IA32_REGS_TO_ARGS (the __ia32_sys_ and
  * __ia32_compat_sys_ entries of 32-bit tasks): bx, cx, dx, ... */
 #define NATIVE_ARG0(regs) ((regs)->di)

@@ -22,6 +22,18 @@ pub enum Backend {
     Tracepoint,
     /// Every call copied through perf's ring buffers and counted here.
     Perf,
+    /// Candidate: raw tracepoint sys_enter.
+    #[value(hide = true)]
+    TracepointRaw,
+    /// Candidate: per-call tracepoints.
+    #[value(hide = true)]
+    TracepointCalls,
+    /// Candidate: raw with bits.
+    #[value(hide = true)]
+    TracepointRawbits,
+    /// Candidate: both.
+    #[value(hide = true)]
+    TracepointBoth,
 }
 
 /// An open source of counts.
@@ -80,6 +92,10 @@ pub fn open(backend: Backend, layout: SysEnter, only: Option<u32>) -> Result<Cho
     let bpf = |name: &'static str, reason: Option<String>| {
         let counter = match name {
             "fentry" => bpf::Counter::fentry(only),
+            "tracepoint-raw" => bpf::Counter::raw_tracepoint(&numbers, &syscalls::clock_numbers(), only),
+            "tracepoint-calls" => bpf::Counter::call_tracepoints(only),
+            "tracepoint-rawbits" => bpf::Counter::raw_tracepoint_bits(only),
+            "tracepoint-both" => bpf::Counter::call_tracepoints_compat(only),
             _ => bpf::Counter::tracepoint(&layout, &numbers, &syscalls::clock_numbers(), only),
         }?;
         Ok(Chosen {
@@ -102,6 +118,10 @@ pub fn open(backend: Backend, layout: SysEnter, only: Option<u32>) -> Result<Cho
             bpf("tracepoint", Some("--backend tracepoint".into())).map_err(refused)
         }
         Backend::Perf => perf(Some("--backend perf".into())),
+        Backend::TracepointRaw => bpf("tracepoint-raw", None).map_err(refused),
+        Backend::TracepointCalls => bpf("tracepoint-calls", None).map_err(refused),
+        Backend::TracepointRawbits => bpf("tracepoint-rawbits", None).map_err(refused),
+        Backend::TracepointBoth => bpf("tracepoint-both", None).map_err(refused),
         Backend::Auto => auto(
             || bpf("fentry", None),
             |why| bpf("tracepoint", Some(why)),
