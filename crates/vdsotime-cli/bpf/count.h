@@ -69,21 +69,6 @@ static __always_inline void miss(__u32 slot)
 		*n += 1;
 }
 
-/* The slot whose number is `nr`, or -1 for a call not counted. */
-static __always_inline int slot_of(__s64 nr)
-{
-	int slot = -1;
-
-#pragma unroll
-	for (int i = 0; i < MAX_NUMBERS; i++) {
-		if (nr == numbers[i]) {
-			slot = i;
-			break;
-		}
-	}
-	return slot;
-}
-
 /* Counts one call of numbers[slot], in `abi`, whose first argument is `arg0`. */
 static __attribute__((noinline)) void count_call(int slot, __u32 abi, __u64 arg0)
 {

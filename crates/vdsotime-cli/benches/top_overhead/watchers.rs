@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use crate::process::{fds_of, online_cpus, perf_rings_of, tracer_of};
 
 /// `vdsotime top`'s backends, one row each; a backend the binary rejects gets a SKIP row.
-pub const TOP_BACKENDS: &[&str] = &["tracepoint", "tracepoint-raw", "tracepoint-calls", "tracepoint-both", "tracepoint-rawbits", "perf", "fentry", "auto"];
+pub const TOP_BACKENDS: &[&str] = &["tracepoint", "perf", "fentry", "auto"];
 
 /// bpftrace's counter: a map keyed by process and clock on the syscall's own tracepoint.
 const BPFTRACE: &str =

@@ -1,6 +1,6 @@
 //! Where the counts come from: a BPF counter (`fentry` on the time calls' own kernel
-//! functions, or `tracepoint` on every system call's entry) or perf's ring buffers
-//! (`perf`), chosen by `--backend`; all feed the one tally. `auto` takes the first that
+//! functions, or `tracepoint` on every system call's entry, the raw tracepoint
+//! `sys_enter`) or perf's ring buffers (`perf`), chosen by `--backend`; all feed the one tally. `auto` takes the first that
 //! opens in that order, saying why each better one did not.
 
 use std::time::Duration;
@@ -18,22 +18,10 @@ pub enum Backend {
     /// BPF programs on the time system calls' own kernel functions, counting inside the
     /// kernel; no other system call pays anything.
     Fentry,
-    /// A BPF program on raw_syscalls:sys_enter counting inside the kernel.
+    /// A BPF program on the raw tracepoint sys_enter counting inside the kernel.
     Tracepoint,
     /// Every call copied through perf's ring buffers and counted here.
     Perf,
-    /// Candidate: raw tracepoint sys_enter.
-    #[value(hide = true)]
-    TracepointRaw,
-    /// Candidate: per-call tracepoints.
-    #[value(hide = true)]
-    TracepointCalls,
-    /// Candidate: raw with bits.
-    #[value(hide = true)]
-    TracepointRawbits,
-    /// Candidate: both.
-    #[value(hide = true)]
-    TracepointBoth,
 }
 
 /// An open source of counts.
@@ -92,11 +80,7 @@ pub fn open(backend: Backend, layout: SysEnter, only: Option<u32>) -> Result<Cho
     let bpf = |name: &'static str, reason: Option<String>| {
         let counter = match name {
             "fentry" => bpf::Counter::fentry(only),
-            "tracepoint-raw" => bpf::Counter::raw_tracepoint(&numbers, &syscalls::clock_numbers(), only),
-            "tracepoint-calls" => bpf::Counter::call_tracepoints(only),
-            "tracepoint-rawbits" => bpf::Counter::raw_tracepoint_bits(only),
-            "tracepoint-both" => bpf::Counter::call_tracepoints_compat(only),
-            _ => bpf::Counter::tracepoint(&layout, &numbers, &syscalls::clock_numbers(), only),
+            _ => bpf::Counter::tracepoint(&numbers, &syscalls::clock_numbers(), only),
         }?;
         Ok(Chosen {
             source: Source::Bpf(Box::new(counter)),
@@ -118,10 +102,6 @@ pub fn open(backend: Backend, layout: SysEnter, only: Option<u32>) -> Result<Cho
             bpf("tracepoint", Some("--backend tracepoint".into())).map_err(refused)
         }
         Backend::Perf => perf(Some("--backend perf".into())),
-        Backend::TracepointRaw => bpf("tracepoint-raw", None).map_err(refused),
-        Backend::TracepointCalls => bpf("tracepoint-calls", None).map_err(refused),
-        Backend::TracepointRawbits => bpf("tracepoint-rawbits", None).map_err(refused),
-        Backend::TracepointBoth => bpf("tracepoint-both", None).map_err(refused),
         Backend::Auto => auto(
             || bpf("fentry", None),
             |why| bpf("tracepoint", Some(why)),
