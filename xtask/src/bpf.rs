@@ -1,7 +1,7 @@
 //! `cargo xtask bpf`: compiles `vdsotime top`'s BPF counters (crates/vdsotime-cli/bpf)
 //! into the objects checked into the repository, which the tool embeds: the tracepoint
-//! counter (count.bpf.c) once per BPF byte order, the fentry counter (fentry.bpf.c) once
-//! per architecture, whose saved registers (pt_regs.h) differ. `--check` compiles them
+//! counter (sys_enter.bpf.c) and the fentry counter (fentry.bpf.c), each once per
+//! architecture, as both read the task's saved registers (pt_regs.h), which differ. `--check` compiles them
 //! into a temporary directory and fails if a checked-in object differs.
 //!
 //! Reproducible: one clang (Debian's clang 14, installed here if missing, as root), fixed
@@ -23,54 +23,72 @@ struct Object {
     source: &'static str,
     /// The BPF target: `bpfel` (x86_64, aarch64, ...) or `bpfeb` (s390x).
     target: &'static str,
-    /// The architecture whose registers it reads (`__TARGET_ARCH_<arch>`), if any.
-    arch: Option<&'static str>,
+    /// The architecture whose registers it reads (`__TARGET_ARCH_<arch>`).
+    arch: &'static str,
     /// Its file name in the BPF directory.
     name: &'static str,
 }
 
 /// Every object the tool embeds.
-const OBJECTS: [Object; 7] = [
+const OBJECTS: [Object; 10] = [
     Object {
-        source: "count.bpf.c",
+        source: "sys_enter.bpf.c",
         target: "bpfel",
-        arch: None,
-        name: "count.bpfel.o",
+        arch: "x86",
+        name: "sys_enter.x86_64.o",
     },
     Object {
-        source: "count.bpf.c",
+        source: "sys_enter.bpf.c",
+        target: "bpfel",
+        arch: "arm64",
+        name: "sys_enter.aarch64.o",
+    },
+    Object {
+        source: "sys_enter.bpf.c",
         target: "bpfeb",
-        arch: None,
-        name: "count.bpfeb.o",
+        arch: "s390",
+        name: "sys_enter.s390x.o",
+    },
+    Object {
+        source: "sys_enter.bpf.c",
+        target: "bpfel",
+        arch: "riscv",
+        name: "sys_enter.riscv64.o",
+    },
+    Object {
+        source: "sys_enter.bpf.c",
+        target: "bpfel",
+        arch: "powerpc",
+        name: "sys_enter.powerpc64le.o",
     },
     Object {
         source: "fentry.bpf.c",
         target: "bpfel",
-        arch: Some("x86"),
+        arch: "x86",
         name: "fentry.x86_64.o",
     },
     Object {
         source: "fentry.bpf.c",
         target: "bpfel",
-        arch: Some("arm64"),
+        arch: "arm64",
         name: "fentry.aarch64.o",
     },
     Object {
         source: "fentry.bpf.c",
         target: "bpfeb",
-        arch: Some("s390"),
+        arch: "s390",
         name: "fentry.s390x.o",
     },
     Object {
         source: "fentry.bpf.c",
         target: "bpfel",
-        arch: Some("riscv"),
+        arch: "riscv",
         name: "fentry.riscv64.o",
     },
     Object {
         source: "fentry.bpf.c",
         target: "bpfel",
-        arch: Some("powerpc"),
+        arch: "powerpc",
         name: "fentry.powerpc64le.o",
     },
 ];
@@ -127,7 +145,7 @@ fn compile(clang: &str, out: &Path) -> Result<(), String> {
             .current_dir(&dir)
             .args(["-target", o.target, "-O2", "-g", "-Wall", "-Werror"])
             .args(["-nostdinc", "-fno-ident"])
-            .args(o.arch.map(|a| format!("-D__TARGET_ARCH_{a}")))
+            .arg(format!("-D__TARGET_ARCH_{}", o.arch))
             .arg(format!("-fdebug-prefix-map={}=.", dir.display()))
             .args(["-c", o.source, "-o"])
             .arg(out.join(o.name))
@@ -189,8 +207,8 @@ pub fn main(args: &[String]) -> ExitCode {
         [a] if a == "--check" => true,
         [a] if a == "-h" || a == "--help" => {
             println!(
-                "usage: cargo xtask bpf [--check]\n\nCompiles crates/vdsotime-cli/bpf/count.bpf.c \
-                 (per byte order) and fentry.bpf.c (per architecture) with Debian's clang 14 \
+                "usage: cargo xtask bpf [--check]\n\nCompiles crates/vdsotime-cli/bpf/sys_enter.bpf.c \
+                 and fentry.bpf.c (per architecture) with Debian's clang 14 \
                  (installed if missing, as root) into {} there.\n  --check  compile into a \
                  temporary directory and fail if a checked-in object differs",
                 OBJECTS.map(|o| o.name).join(", ")

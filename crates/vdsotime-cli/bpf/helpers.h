@@ -38,12 +38,13 @@ struct bpf_pidns_info {
 	__u32 tgid;
 };
 
-/* enum bpf_func_id: 1, 2, 14, 16, 120. */
+/* enum bpf_func_id: 1, 2, 14, 16, 113, 120. */
 static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
 static long (*bpf_map_update_elem)(void *map, const void *key, const void *value,
 				   __u64 flags) = (void *)2;
 static __u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
 static long (*bpf_get_current_comm)(void *buf, __u32 size) = (void *)16;
+static long (*bpf_probe_read_kernel)(void *dst, __u32 size, const void *src) = (void *)113;
 static long (*bpf_get_ns_current_pid_tgid)(__u64 dev, __u64 ino, struct bpf_pidns_info *nsdata,
 					   __u32 size) = (void *)120;
 

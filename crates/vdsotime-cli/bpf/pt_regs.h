@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: (MIT OR GPL-2.0-only) */
 /*
  * The start of each architecture's struct pt_regs, as far as the system call's first
- * argument, and where the kernel's syscall wrapper (arch/ARCH/include/asm/
- * syscall_wrapper.h, the *_REGS_TO_ARGS macros) takes that argument from. The
- * wrappers, __x64_sys_clock_gettime and the like, take only `const struct pt_regs *`.
- * The layouts are the kernel's (arch/ARCH/include/asm/ptrace.h), which are also the
- * user-visible register sets ptrace returns; the verifier checks each read against
- * the running kernel's own pt_regs (its BTF).
+ * argument, and where the kernel takes that argument from. Two programs read them:
+ * fentry's, at the kernel's syscall wrappers (arch/ARCH/include/asm/syscall_wrapper.h,
+ * the *_REGS_TO_ARGS macros), which take only `const struct pt_regs *`
+ * (__x64_sys_clock_gettime and the like); and the tracepoint's, at sys_enter, which
+ * is handed the same registers before the wrapper runs, as syscall_get_arguments
+ * (arch/ARCH/include/asm/syscall.h) reads them: the registers below still hold the
+ * first argument then (the return value overwrites x0, gpr[3] or a0 only after the
+ * call). The layouts are the kernel's (arch/ARCH/include/asm/ptrace.h), which are also
+ * the user-visible register sets ptrace returns.
  *
  * One of __TARGET_ARCH_x86, _arm64, _s390, _riscv or _powerpc is defined by
  * `cargo xtask bpf`, one object per architecture.
@@ -20,9 +23,14 @@
 /* arch/x86/include/asm/ptrace.h (64-bit). */
 struct pt_regs {
 	__u64 r15, r14, r13, r12, bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di;
+	__u64 orig_ax, ip, cs;
 };
+/* The code segment of a task running 32-bit code (__USER32_CS,
+ * arch/x86/include/asm/segment.h): its calls enter by the i386 table. */
+#define USER32_CS 0x23
 /* SC_X86_64_REGS_TO_ARGS: di, si, dx, ...; SC_IA32_REGS_TO_ARGS (the __ia32_sys_ and
- * __ia32_compat_sys_ entries of 32-bit tasks): bx, cx, dx, ... */
+ * __ia32_compat_sys_ entries of 32-bit tasks): bx, cx, dx, ... (syscall_get_arguments
+ * alike, by the task's TS_COMPAT). */
 #define NATIVE_ARG0(regs) ((regs)->di)
 #define COMPAT_ARG0(regs) ((regs)->bx)
 

@@ -60,9 +60,9 @@ which one counted, and why not a better one):
               call pays anything. Needs root, or CAP_BPF with CAP_PERFMON, a kernel
               with BTF (/sys/kernel/btf/vmlinux), Linux 5.5+ on x86_64, 6.4+ on
               aarch64, and a 64-bit kernel
-  tracepoint  a BPF program on the raw_syscalls:sys_enter tracepoint counts them in
-              the kernel; needs root, or CAP_BPF with CAP_PERFMON (kernel 5.8+), and
-              a 64-bit kernel
+  tracepoint  a BPF program on the raw tracepoint sys_enter (every system call's
+              entry) counts them in the kernel; needs root, or CAP_BPF with
+              CAP_PERFMON (kernel 5.8+), and a 64-bit kernel
   perf        perf_event_open on raw_syscalls:sys_enter on every CPU copies each call
               here to be counted; needs root, or CAP_PERFMON with read access to tracefs
   auto        (the default) fentry, else tracepoint, else perf, with the reason

@@ -1,6 +1,6 @@
 //! Where the counts come from: a BPF counter (`fentry` on the time calls' own kernel
-//! functions, or `tracepoint` on every system call's entry) or perf's ring buffers
-//! (`perf`), chosen by `--backend`; all feed the one tally. `auto` takes the first that
+//! functions, or `tracepoint` on every system call's entry, the raw tracepoint
+//! `sys_enter`) or perf's ring buffers (`perf`), chosen by `--backend`; all feed the one tally. `auto` takes the first that
 //! opens in that order, saying why each better one did not.
 
 use std::time::Duration;
@@ -18,7 +18,7 @@ pub enum Backend {
     /// BPF programs on the time system calls' own kernel functions, counting inside the
     /// kernel; no other system call pays anything.
     Fentry,
-    /// A BPF program on raw_syscalls:sys_enter counting inside the kernel.
+    /// A BPF program on the raw tracepoint sys_enter counting inside the kernel.
     Tracepoint,
     /// Every call copied through perf's ring buffers and counted here.
     Perf,
@@ -80,7 +80,7 @@ pub fn open(backend: Backend, layout: SysEnter, only: Option<u32>) -> Result<Cho
     let bpf = |name: &'static str, reason: Option<String>| {
         let counter = match name {
             "fentry" => bpf::Counter::fentry(only),
-            _ => bpf::Counter::tracepoint(&layout, &numbers, &syscalls::clock_numbers(), only),
+            _ => bpf::Counter::tracepoint(&numbers, &syscalls::clock_numbers(), only),
         }?;
         Ok(Chosen {
             source: Source::Bpf(Box::new(counter)),

@@ -99,8 +99,8 @@ fn each_backend_counts_every_call_of_a_process_that_exits_in_the_interval() {
         if backend == "fentry" && !fentry {
             continue;
         }
-        // perf beside a BPF counter on the same tracepoint: a time call the program
-        // stopped would reach no perf event at all.
+        // perf beside the BPF counter, both on sys_enter: the counter must leave
+        // every call to perf's events (a classic tracepoint's program could stop them).
         let beside = (backend == "perf").then(bpf_counter_running);
         let make_top = |pid: u32| {
             let mut cmd = Command::new(env!("CARGO_BIN_EXE_vdsotime"));

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use crate::top::syscalls::Abi;
 
-/// A key of the kernel's `counts` map (`struct key` in bpf/count.bpf.c).
+/// A key of the kernel's `counts` map (`struct key` in bpf/count.h).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Key {
@@ -16,14 +16,17 @@ pub struct Key {
     pub nr: u32,
     /// The clock id, or -1 for a call that takes none.
     pub clock: i32,
-    /// The table `nr` is in: [`ABI_NATIVE`], [`ABI_COMPAT`], or 0 from the tracepoint,
-    /// which cannot tell (the number is then read with the ABI of the executable).
+    /// The table `nr` is in: [`ABI_NATIVE`], [`ABI_COMPAT`], or 0 from the tracepoint
+    /// off x86_64, which cannot tell (the number is then read with the ABI of the
+    /// executable).
     pub abi: u32,
 }
 
-/// `abi` of a key counted at the kernel's native entry of the call (fentry).
+/// `abi` of a key counted at the kernel's native entry of the call (fentry), or from a
+/// 64-bit code segment (the tracepoint on x86_64).
 pub const ABI_NATIVE: u32 = 1;
-/// `abi` of a key counted at x86_64's i386 entry of the call (fentry).
+/// `abi` of a key counted at x86_64's i386 entry of the call (fentry), or from a 32-bit
+/// code segment (the tracepoint).
 pub const ABI_COMPAT: u32 = 2;
 
 impl Key {

@@ -1,8 +1,7 @@
 //! The BPF backends: a program counts each (process, system call, clock) in a per-CPU
 //! hash map inside the kernel; no per-event record leaves it. `fentry` attaches one
 //! program to each time system call's own kernel function (bpf/fentry.bpf.c), `tracepoint`
-//! one program to the classic `raw_syscalls:sys_enter` tracepoint (bpf/count.bpf.c);
-//! both count into the same maps (bpf/count.h), compiled into the objects beside them by
+//! one program to the raw tracepoint `sys_enter` (bpf/sys_enter.bpf.c); both count into the same maps (bpf/count.h), compiled into the objects beside them by
 //! `cargo xtask bpf`. This side loads them with aya, reads the maps at each refresh, and
 //! feeds what the counters added since the last read to the tally.
 //!
@@ -11,9 +10,9 @@
 //! `bpf_get_ns_current_pid_tgid` (kernel 5.7+), which names only the tasks of that very
 //! namespace; the calls of tasks in namespaces below it are counted apart, as not
 //! attributable. A 32-bit task on a 64-bit kernel enters with its own table's number:
-//! fentry knows the table by the function it entered (its key says so), the tracepoint
-//! does not, and the tally reads that number with the ABI of the process's executable,
-//! as for the perf backend.
+//! fentry knows the table by the function it entered, the tracepoint on x86_64 by the
+//! task's code segment (the key says so); elsewhere the tally reads that number with
+//! the ABI of the process's executable, as for the perf backend.
 
 mod counts;
 mod fentry;

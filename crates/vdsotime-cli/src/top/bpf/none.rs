@@ -1,12 +1,11 @@
-//! The BPF backends of a 32-bit build: there are none (the loader's bindings, the
-//! tracepoint record's layout and the fentry programs' registers are 64-bit), so
+//! The BPF backends of a 32-bit build: there are none (the loader's bindings and the
+//! registers both programs read are 64-bit), so
 //! `--backend auto` counts with perf and says why, and `--backend fentry` or
 //! `tracepoint` is refused with that reason.
 
 use std::time::Duration;
 
 use crate::top::tally::Tally;
-use crate::top::tracefs::SysEnter;
 
 /// Unused: no counter is ever opened.
 pub const READ_EVERY: Duration = Duration::from_millis(100);
@@ -34,7 +33,6 @@ fn none() -> Unavailable {
 impl Counter {
     /// Always the reason this build has no BPF backend.
     pub fn tracepoint(
-        _layout: &SysEnter,
         _numbers: &[i64],
         _clock_numbers: &[i64],
         _only: Option<u32>,

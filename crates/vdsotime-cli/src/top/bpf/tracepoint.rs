@@ -1,42 +1,62 @@
-//! The `tracepoint` backend: one program on the classic `raw_syscalls:sys_enter`
-//! tracepoint (bpf/count.bpf.c), which every system call enters; it tests the number
-//! first and counts only the time calls. The same object serves every 64-bit
-//! architecture of a byte order: the record's layout is checked in tracefs.
+//! The `tracepoint` backend: one program on the raw tracepoint `sys_enter`
+//! (bpf/sys_enter.bpf.c), which every system call enters; it tests the number first
+//! and counts only the time calls. A raw tracepoint's program is handed the task's
+//! saved registers rather than a record built for it, so the program reads the clock
+//! id from them, and there is one object per architecture, as for fentry.
 
 use std::os::fd::{AsFd, AsRawFd};
 
-use aya::programs::TracePoint;
+use aya::programs::RawTracePoint;
 
 use super::{parse, plain, unavailable, Aligned, Counter, Settings, Unavailable};
-use crate::top::tracefs::SysEnter;
 
-#[cfg(target_endian = "little")]
-static OBJECT: &Aligned<[u8]> = &Aligned(*include_bytes!("../../../bpf/count.bpfel.o"));
-#[cfg(target_endian = "big")]
-static OBJECT: &Aligned<[u8]> = &Aligned(*include_bytes!("../../../bpf/count.bpfeb.o"));
+#[cfg(target_arch = "x86_64")]
+static OBJECT: Option<&Aligned<[u8]>> =
+    Some(&Aligned(*include_bytes!("../../../bpf/sys_enter.x86_64.o")));
+#[cfg(target_arch = "aarch64")]
+static OBJECT: Option<&Aligned<[u8]>> = Some(&Aligned(*include_bytes!(
+    "../../../bpf/sys_enter.aarch64.o"
+)));
+#[cfg(target_arch = "s390x")]
+static OBJECT: Option<&Aligned<[u8]>> =
+    Some(&Aligned(*include_bytes!("../../../bpf/sys_enter.s390x.o")));
+#[cfg(target_arch = "riscv64")]
+static OBJECT: Option<&Aligned<[u8]>> = Some(&Aligned(*include_bytes!(
+    "../../../bpf/sys_enter.riscv64.o"
+)));
+#[cfg(all(target_arch = "powerpc64", target_endian = "little"))]
+static OBJECT: Option<&Aligned<[u8]>> = Some(&Aligned(*include_bytes!(
+    "../../../bpf/sys_enter.powerpc64le.o"
+)));
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "s390x",
+    target_arch = "riscv64",
+    all(target_arch = "powerpc64", target_endian = "little")
+)))]
+static OBJECT: Option<&Aligned<[u8]>> = None;
 
 impl Counter {
     /// Loads the tracepoint program for the counted `numbers` (those in `clock_numbers`
     /// take a clock id first), `only` one process if given, and attaches it.
     pub fn tracepoint(
-        layout: &SysEnter,
         numbers: &[i64],
         clock_numbers: &[i64],
         only: Option<u32>,
     ) -> Result<Counter, Unavailable> {
-        if layout.nr != (8, 8) || layout.arg0 != (16, 8) {
-            return Err(plain(format!(
-                "the tracepoint's record has the system call number at {:?} and the \
-                 arguments at {:?} (offset, size), not the 64-bit layout the program reads",
-                layout.nr, layout.arg0
-            )));
-        }
+        let object = OBJECT.ok_or_else(|| {
+            plain(format!(
+                "this build has no tracepoint program for {}",
+                std::env::consts::ARCH
+            ))
+        })?;
         let mut settings = Settings::new(only);
         for (slot, &nr) in numbers.iter().enumerate() {
             settings.set(slot, nr, clock_numbers.contains(&nr))?;
         }
-        let mut ebpf = parse(&OBJECT.0, &settings, None)?;
-        let program: &mut TracePoint = ebpf
+        let mut ebpf = parse(&object.0, &settings, None)?;
+        let program: &mut RawTracePoint = ebpf
             .program_mut("count_sys_enter")
             .ok_or_else(|| plain("the BPF object has no count_sys_enter".into()))?
             .try_into()
@@ -45,8 +65,8 @@ impl Counter {
             .load()
             .map_err(|e| unavailable("verifying the BPF counter", &e))?;
         program
-            .attach("raw_syscalls", "sys_enter")
-            .map_err(|e| unavailable("attaching to raw_syscalls:sys_enter", &e))?;
+            .attach("sys_enter")
+            .map_err(|e| unavailable("attaching to the raw tracepoint sys_enter", &e))?;
         let fds = program.fd().ok().map(|fd| fd.as_fd().as_raw_fd());
         Counter::holding(ebpf, fds.into_iter().collect())
     }
