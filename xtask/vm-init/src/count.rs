@@ -58,7 +58,11 @@ pub fn syscalls(args: &[String]) -> i32 {
     // Flushed now: a program kept alive until its standard input ends would otherwise
     // hold the byte in its buffer, and the parent wait for it forever.
     let mut stdout = std::io::stdout();
-    if stdout.write_all(b"d").and_then(|()| stdout.flush()).is_err() {
+    if stdout
+        .write_all(b"d")
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
         return 1;
     }
     // Until the standard input ends.

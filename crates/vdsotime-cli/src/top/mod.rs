@@ -239,6 +239,16 @@ pub fn run(args: &TopArgs) -> Exit {
     Ok(0)
 }
 
+/// Held by the tests that make direct time system calls in bulk (pricing a call) and by
+/// the tests of perf's tracer, whose buffers such a flood from a test running beside them
+/// would overflow: they run one at a time.
+#[cfg(test)]
+pub(crate) fn one_flood_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;

@@ -54,6 +54,7 @@ fn calls(events: &[Event], pid: u32, tid: Option<u32>) -> usize {
 /// is watched, though a tracer watching everyone sees them all.
 #[test]
 fn with_a_pid_no_other_process_reaches_the_buffers() {
+    let _alone = crate::top::one_flood_at_a_time();
     const TEST: &str = "top::perf::tests::with_a_pid_no_other_process_reaches_the_buffers";
     let Some((layout, numbers)) = tracing(TEST) else {
         return;
@@ -89,6 +90,7 @@ fn with_a_pid_no_other_process_reaches_the_buffers() {
 /// kernel refuses to change an event's filter).
 #[test]
 fn with_a_pid_a_thread_started_later_is_counted() {
+    let _alone = crate::top::one_flood_at_a_time();
     const TEST: &str = "top::perf::tests::with_a_pid_a_thread_started_later_is_counted";
     let Some((layout, numbers)) = tracing(TEST) else {
         return;
@@ -123,6 +125,7 @@ fn with_a_pid_a_thread_started_later_is_counted() {
 /// filter names, are all counted: every call of every one, none lost.
 #[test]
 fn with_a_pid_150_threads_started_later_are_all_counted() {
+    let _alone = crate::top::one_flood_at_a_time();
     const TEST: &str = "top::perf::tests::with_a_pid_150_threads_started_later_are_all_counted";
     const THREADS: usize = 150;
     const CALLS: usize = 100;
