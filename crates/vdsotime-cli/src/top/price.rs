@@ -12,13 +12,18 @@ use crate::top::syscalls::Call;
 const CALLS: u32 = 2000;
 const ROUNDS: usize = 5;
 
-/// The clock this process can time in place of `id`: the same kind of clock (its own
-/// CPU-time clock for another process's); `None` for a file descriptor's, which only
-/// its owner holds.
-fn stand_in(id: i32) -> Option<i32> {
+/// The clock this process times in place of `id`, the same for every id whose call costs
+/// the same (so a process passing thousands of ids costs one timing per kind, not one per
+/// id): its own CPU-time clock for another process's, one id for every id the kernel
+/// refuses; `None` for a file descriptor's, which only its owner holds.
+pub fn priced_as(id: i32) -> Option<i32> {
+    /// An id no kernel has a clock for (past the auxiliary clocks).
+    const REFUSED: i32 = 24;
+    const ALARMS: [i32; 2] = [8, 9];
     match clocks::kind(id, &[]) {
         Kind::Dynamic => None,
         Kind::CpuTime if id < 0 => Some(if id & 4 != 0 { 3 } else { 2 }),
+        Kind::NotServed if !ALARMS.contains(&id) => Some(REFUSED),
         _ => Some(id),
     }
 }
@@ -31,7 +36,7 @@ pub fn syscall_ns(call: Call, id: i32) -> Option<f64> {
         Call::ClockGetres => libc::SYS_clock_getres,
         _ => return None,
     };
-    let id = stand_in(id)?;
+    let id = priced_as(id)?;
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -60,6 +65,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn ids_that_cost_the_same_are_priced_once() {
+        for refused in [10, 12, 15, 24, 1000, i32::MAX, -1] {
+            assert_eq!(priced_as(refused), Some(24), "{refused}");
+        }
+        assert_eq!(priced_as(8), Some(8));
+        assert_eq!(priced_as(1), Some(1));
+        assert_eq!(priced_as(17), Some(17));
+        assert_eq!(priced_as(!42 << 3 | 2), Some(2));
+        assert_eq!(priced_as(!42 << 3 | 2 | 4), Some(3));
+        assert_eq!(priced_as(!5 << 3 | 3), None);
+    }
+
+    #[test]
     fn a_cpu_time_clock_is_priced_on_its_own_and_has_no_vdso_path() {
         let _alone = crate::top::one_flood_at_a_time();
         let cpu = syscall_ns(Call::ClockGettime, 2).expect("timed");
@@ -68,10 +86,6 @@ mod tests {
         assert!(!has_vdso_path(Some(2), &[]));
         assert!(has_vdso_path(Some(1), &[]));
         assert!(has_vdso_path(None, &[]));
-        // Another process's CPU-time clock is timed as this process's own.
-        assert_eq!(stand_in(!42 << 3 | 2), Some(2));
-        assert_eq!(stand_in(!42 << 3 | 2 | 4), Some(3));
-        assert_eq!(stand_in(!5 << 3 | 3), None);
         assert_eq!(syscall_ns(Call::Getcpu, 0), None);
     }
 }

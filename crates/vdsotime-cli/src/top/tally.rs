@@ -71,7 +71,8 @@ pub struct Tally {
     pub only: Option<u32>,
     /// This process (the tool itself), never counted.
     pub own: u32,
-    /// Each (call, clock) timed so far, ns a system call ([`price::syscall_ns`]).
+    /// Each (call, clock priced as, [`price::priced_as`]) timed so far, ns a system call
+    /// ([`price::syscall_ns`]).
     prices: HashMap<(Call, i32), Option<f64>>,
 }
 
@@ -141,7 +142,7 @@ impl Tally {
     /// timed here.
     pub fn rows(&mut self, seconds: f64, host: &Host) -> Vec<Row> {
         for &(_, call, clock) in self.counts.keys() {
-            if let Some(id) = clock {
+            if let Some(id) = clock.and_then(price::priced_as) {
                 self.prices
                     .entry((call, id))
                     .or_insert_with(|| price::syscall_ns(call, id));
@@ -155,8 +156,9 @@ impl Tally {
                 let judged = reason::judge(call, clock, &facts, host);
                 let per_second = calls as f64 / seconds;
                 let clock_name = clock.map(clocks::name);
-                let syscall_ns =
-                    clock.and_then(|id| self.prices.get(&(call, id)).copied().flatten());
+                let syscall_ns = clock
+                    .and_then(price::priced_as)
+                    .and_then(|id| self.prices.get(&(call, id)).copied().flatten());
                 let vdso_path = price::has_vdso_path(clock, &host.aux_enabled);
                 let wasted_cpu = vdso_path
                     .then(|| host.waste_ns(call.name(), clock_name.as_deref(), syscall_ns))
