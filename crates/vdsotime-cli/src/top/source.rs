@@ -97,10 +97,11 @@ pub fn open(backend: Backend, layout: SysEnter, only: Option<u32>) -> Result<Cho
         })
     };
     match backend {
-        Backend::Fentry => bpf("fentry", Some("--backend fentry".into())).map_err(refused),
-        Backend::Tracepoint => {
-            bpf("tracepoint", Some("--backend tracepoint".into())).map_err(refused)
+        Backend::Fentry => {
+            bpf("fentry", Some("--backend fentry".into())).map_err(|u| refused("fentry", u))
         }
+        Backend::Tracepoint => bpf("tracepoint", Some("--backend tracepoint".into()))
+            .map_err(|u| refused("tracepoint", u)),
         Backend::Perf => perf(Some("--backend perf".into())),
         Backend::Auto => auto(
             || bpf("fentry", None),
@@ -110,12 +111,14 @@ pub fn open(backend: Backend, layout: SysEnter, only: Option<u32>) -> Result<Cho
     }
 }
 
-/// A BPF backend asked for by name that could not start, as the error `top` exits with.
-fn refused(u: bpf::Unavailable) -> TraceError {
+/// BPF backend `name`, asked for by name, that could not start, as the error `top` exits
+/// with: named, since the reason (a kernel without BTF, say) may not name it.
+fn refused(name: &str, u: bpf::Unavailable) -> TraceError {
+    let reason = format!("--backend {name}: {}", u.reason);
     if u.denied {
-        TraceError::Denied(u.reason)
+        TraceError::Denied(reason)
     } else {
-        TraceError::Missing(u.reason)
+        TraceError::Missing(reason)
     }
 }
 
