@@ -180,8 +180,8 @@ mod tests {
 
     #[test]
     fn each_fallback_says_why_the_better_backends_did_not_open() {
-        let no_btf = "no kernel BTF in /sys/kernel/btf/vmlinux (CONFIG_DEBUG_INFO_BTF): \
-                      No such file or directory";
+        let no_btf = "the kernel's BTF, /sys/kernel/btf/vmlinux (CONFIG_DEBUG_INFO_BTF), cannot \
+                      be read: No such file or directory";
         assert_eq!(
             choose(Some(no_btf), None),
             ("tracepoint", Some(format!("fentry unavailable: {no_btf}")))

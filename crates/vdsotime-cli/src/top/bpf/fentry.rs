@@ -160,7 +160,7 @@ impl Counter {
         })?;
         let btf = Btf::from_sys_fs().map_err(|e| {
             plain(format!(
-                "no kernel BTF in /sys/kernel/btf/vmlinux (CONFIG_DEBUG_INFO_BTF): {e}"
+                "the kernel's BTF, /sys/kernel/btf/vmlinux (CONFIG_DEBUG_INFO_BTF), cannot be read: {e}"
             ))
         })?;
         let targets =
