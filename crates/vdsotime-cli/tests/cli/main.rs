@@ -30,6 +30,7 @@ mod top_output;
 mod top_privilege;
 mod top_reasons;
 mod top_seccomp;
+mod top_watch;
 mod version;
 
 /// The core's visible-skip helper (`SKIP <test>: <reason>`, or a failure where

@@ -323,6 +323,7 @@ sys.stdin.buffer.read()
 #[test]
 fn a_full_bpf_map_counts_what_it_could_not_count() {
     const TEST: &str = "top_backends::a_full_bpf_map_counts_what_it_could_not_count";
+    let _alone = crate::top_watch::one_key_flood_at_a_time();
     if !traceable(TEST) {
         return;
     }

@@ -83,6 +83,7 @@ fn cpu_seconds(pid: u32) -> f64 {
 #[test]
 fn the_live_view_does_not_spin_when_its_input_ends() {
     const TEST: &str = "top_output::the_live_view_does_not_spin_when_its_input_ends";
+    let _alone = crate::top_watch::one_key_flood_at_a_time();
     if !traceable(TEST) {
         return;
     }
