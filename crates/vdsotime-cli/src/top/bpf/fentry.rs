@@ -15,30 +15,7 @@ use aya_obj::btf::BtfKind;
 use super::{parse, plain, unavailable, Aligned, Counter, Settings, Unavailable};
 use crate::top::syscalls::{self, Abi, Call};
 
-#[cfg(target_arch = "x86_64")]
-static OBJECT: Option<&Aligned<[u8]>> =
-    Some(&Aligned(*include_bytes!("../../../bpf/fentry.x86_64.o")));
-#[cfg(target_arch = "aarch64")]
-static OBJECT: Option<&Aligned<[u8]>> =
-    Some(&Aligned(*include_bytes!("../../../bpf/fentry.aarch64.o")));
-#[cfg(target_arch = "s390x")]
-static OBJECT: Option<&Aligned<[u8]>> =
-    Some(&Aligned(*include_bytes!("../../../bpf/fentry.s390x.o")));
-#[cfg(target_arch = "riscv64")]
-static OBJECT: Option<&Aligned<[u8]>> =
-    Some(&Aligned(*include_bytes!("../../../bpf/fentry.riscv64.o")));
-#[cfg(all(target_arch = "powerpc64", target_endian = "little"))]
-static OBJECT: Option<&Aligned<[u8]>> = Some(&Aligned(*include_bytes!(
-    "../../../bpf/fentry.powerpc64le.o"
-)));
-#[cfg(not(any(
-    target_arch = "x86_64",
-    target_arch = "aarch64",
-    target_arch = "s390x",
-    target_arch = "riscv64",
-    all(target_arch = "powerpc64", target_endian = "little")
-)))]
-static OBJECT: Option<&Aligned<[u8]>> = None;
+arch_object!("fentry");
 
 /// The names of this architecture's syscall wrappers start so
 /// (arch/ARCH/include/asm/syscall_wrapper.h; powerpc's since Linux 6.1).

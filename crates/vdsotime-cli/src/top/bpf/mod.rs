@@ -14,6 +14,58 @@
 //! task's code segment (the key says so); elsewhere the tally reads that number with
 //! the ABI of the process's executable, as for the perf backend.
 
+/// `static OBJECT` (with `Aligned` in scope): this architecture's object
+/// `bpf/<name>.<arch>.o`, 8-aligned, or `None` where the tool has none (each program's
+/// register reads are per architecture). Each object is a `const` of its own, which every
+/// supported Rust accepts in a static's `Some(..)`.
+macro_rules! arch_object {
+    ($name:literal) => {
+        #[cfg(target_arch = "x86_64")]
+        const BYTES: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(
+            "../../../bpf/",
+            $name,
+            ".x86_64.o"
+        )));
+        #[cfg(target_arch = "aarch64")]
+        const BYTES: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(
+            "../../../bpf/",
+            $name,
+            ".aarch64.o"
+        )));
+        #[cfg(target_arch = "s390x")]
+        const BYTES: &Aligned<[u8]> =
+            &Aligned(*include_bytes!(concat!("../../../bpf/", $name, ".s390x.o")));
+        #[cfg(target_arch = "riscv64")]
+        const BYTES: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(
+            "../../../bpf/",
+            $name,
+            ".riscv64.o"
+        )));
+        #[cfg(all(target_arch = "powerpc64", target_endian = "little"))]
+        const BYTES: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(
+            "../../../bpf/",
+            $name,
+            ".powerpc64le.o"
+        )));
+        #[cfg(any(
+            target_arch = "x86_64",
+            target_arch = "aarch64",
+            target_arch = "s390x",
+            target_arch = "riscv64",
+            all(target_arch = "powerpc64", target_endian = "little")
+        ))]
+        static OBJECT: Option<&Aligned<[u8]>> = Some(BYTES);
+        #[cfg(not(any(
+            target_arch = "x86_64",
+            target_arch = "aarch64",
+            target_arch = "s390x",
+            target_arch = "riscv64",
+            all(target_arch = "powerpc64", target_endian = "little")
+        )))]
+        static OBJECT: Option<&Aligned<[u8]>> = None;
+    };
+}
+
 mod counts;
 mod fentry;
 mod tracepoint;

@@ -10,32 +10,7 @@ use aya::programs::RawTracePoint;
 
 use super::{parse, plain, unavailable, Aligned, Counter, Settings, Unavailable};
 
-#[cfg(target_arch = "x86_64")]
-static OBJECT: Option<&Aligned<[u8]>> =
-    Some(&Aligned(*include_bytes!("../../../bpf/sys_enter.x86_64.o")));
-#[cfg(target_arch = "aarch64")]
-static OBJECT: Option<&Aligned<[u8]>> = Some(&Aligned(*include_bytes!(
-    "../../../bpf/sys_enter.aarch64.o"
-)));
-#[cfg(target_arch = "s390x")]
-static OBJECT: Option<&Aligned<[u8]>> =
-    Some(&Aligned(*include_bytes!("../../../bpf/sys_enter.s390x.o")));
-#[cfg(target_arch = "riscv64")]
-static OBJECT: Option<&Aligned<[u8]>> = Some(&Aligned(*include_bytes!(
-    "../../../bpf/sys_enter.riscv64.o"
-)));
-#[cfg(all(target_arch = "powerpc64", target_endian = "little"))]
-static OBJECT: Option<&Aligned<[u8]>> = Some(&Aligned(*include_bytes!(
-    "../../../bpf/sys_enter.powerpc64le.o"
-)));
-#[cfg(not(any(
-    target_arch = "x86_64",
-    target_arch = "aarch64",
-    target_arch = "s390x",
-    target_arch = "riscv64",
-    all(target_arch = "powerpc64", target_endian = "little")
-)))]
-static OBJECT: Option<&Aligned<[u8]>> = None;
+arch_object!("sys_enter");
 
 impl Counter {
     /// Loads the tracepoint program for the counted `numbers` (those in `clock_numbers`
