@@ -21,6 +21,17 @@ fn row(pid: u32, clock: &str, calls: u64) -> String {
     )
 }
 
+/// `judge` of a native count asked for and expected by the same `backend`.
+fn native(backend: &'static str, lines: &[String], exit: i32) -> Result<String, Vec<String>> {
+    judge(
+        backend,
+        Want::Count(backend),
+        Counted::Native,
+        lines,
+        Some(exit),
+    )
+}
+
 #[test]
 fn an_exact_count_passes_and_says_so() {
     let lines = output(
@@ -62,40 +73,12 @@ fn one_call_missing_or_extra_fails() {
 #[test]
 fn the_wrong_clock_backend_losses_or_exit_fail() {
     let lines = output("perf", &row(77, "CLOCK_REALTIME", 2000), 0);
-    assert!(judge(
-        "perf",
-        Want::Count("perf"),
-        Counted::Native,
-        &lines,
-        Some(0)
-    )
-    .is_err());
+    assert!(native("perf", &lines, 0).is_err());
     let lines = output("perf", &row(77, "CLOCK_MONOTONIC", 2000), 0);
-    assert!(judge(
-        "tracepoint",
-        Want::Count("tracepoint"),
-        Counted::Native,
-        &lines,
-        Some(0)
-    )
-    .is_err());
-    assert!(judge(
-        "perf",
-        Want::Count("perf"),
-        Counted::Native,
-        &lines,
-        Some(1)
-    )
-    .is_err());
+    assert!(native("tracepoint", &lines, 0).is_err());
+    assert!(native("perf", &lines, 1).is_err());
     let lines = output("perf", &row(77, "CLOCK_MONOTONIC", 2000), 3);
-    assert!(judge(
-        "perf",
-        Want::Count("perf"),
-        Counted::Native,
-        &lines,
-        Some(0)
-    )
-    .is_err());
+    assert!(native("perf", &lines, 0).is_err());
 }
 
 #[test]
@@ -124,36 +107,15 @@ fn perf_rings_sized_in_pages_fail() {
     .expect_err("rings of 32 MiB");
     assert!(wrong[0].contains("32832 KiB"), "{wrong:?}");
     lines.remove(1);
-    assert!(judge(
-        "perf",
-        Want::Count("perf"),
-        Counted::Native,
-        &lines,
-        Some(0)
-    )
-    .is_err());
+    assert!(native("perf", &lines, 0).is_err());
 }
 
 #[test]
 fn no_count_or_no_document_fails() {
     let lines = vec!["vm-top-count: /bin/vdsotime exited".to_string()];
-    assert!(judge(
-        "perf",
-        Want::Count("perf"),
-        Counted::Native,
-        &lines,
-        Some(1)
-    )
-    .is_err());
+    assert!(native("perf", &lines, 1).is_err());
     let lines = vec!["counted 77 2000".to_string()];
-    assert!(judge(
-        "perf",
-        Want::Count("perf"),
-        Counted::Native,
-        &lines,
-        Some(0)
-    )
-    .is_err());
+    assert!(native("perf", &lines, 0).is_err());
 }
 
 #[test]
