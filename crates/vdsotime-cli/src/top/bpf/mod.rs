@@ -1,7 +1,8 @@
 //! The BPF backends: a program counts each (process, system call, clock) in a per-CPU
 //! hash map inside the kernel; no per-event record leaves it. `fentry` attaches one
-//! program to each time system call's own kernel function (bpf/fentry.bpf.c), `tracepoint`
-//! one program to the raw tracepoint `sys_enter` (bpf/sys_enter.bpf.c); both count into the same maps (bpf/count.h), compiled into the objects beside them by
+//! program to each time system call's own kernel function (bpf/fentry.bpf.c),
+//! `tracepoint` one program to the raw tracepoint `sys_enter` (bpf/sys_enter.bpf.c); both
+//! count into the same maps (bpf/count.h), compiled into the objects beside them by
 //! `cargo xtask bpf`. This side loads them with aya, reads the maps at each refresh, and
 //! feeds what the counters added since the last read to the tally.
 //!
@@ -159,13 +160,8 @@ fn unavailable(what: &str, e: &(dyn std::error::Error + 'static)) -> Unavailable
 /// What, other than a missing capability, refuses BPF to this process: a seccomp filter
 /// (a container's profile), the kernel's lockdown, or else a security module.
 fn refusing_policy() -> String {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     // `Seccomp: 2`: a filter is installed (proc(5)).
-    let filtered = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Seccomp:"))
-        .is_some_and(|mode| mode.trim() == "2");
-    if filtered {
+    if self_status("Seccomp").as_deref() == Some("2") {
         return "this process runs under a seccomp filter, as a container's profile \
                 installs, which may deny bpf(): run it outside the container, or with a \
                 profile that allows bpf and perf_event_open"
@@ -186,15 +182,21 @@ fn refusing_policy() -> String {
 
 /// Whether this process has CAP_SYS_ADMIN, or CAP_BPF with CAP_PERFMON (what BPF needs).
 fn has_bpf_capabilities() -> bool {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let effective = status
-        .lines()
-        .find_map(|l| l.strip_prefix("CapEff:"))
-        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+    let effective = self_status("CapEff")
+        .and_then(|hex| u64::from_str_radix(&hex, 16).ok())
         .unwrap_or(0);
     let has = |cap: u32| effective & (1 << cap) != 0;
     // CAP_SYS_ADMIN 21, CAP_PERFMON 38, CAP_BPF 39 (linux/capability.h).
     has(21) || (has(38) && has(39))
+}
+
+/// The value of `field` in this process's `/proc/self/status`, trimmed.
+fn self_status(field: &str) -> Option<String> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status.lines().find_map(|l| {
+        let value = l.strip_prefix(field)?.strip_prefix(':')?;
+        Some(value.trim().to_string())
+    })
 }
 
 fn plain(reason: String) -> Unavailable {
