@@ -30,11 +30,16 @@ fn without_timestamp(doc: &str) -> String {
 
 /// `vdsotime doctor` on the healthy profile, its Prometheus metrics written to `file`.
 fn healthy_metrics_to(file: &Path) -> Vec<String> {
-    let file = file.to_str().unwrap();
+    metrics_to(Path::new(&profile_path("healthy")), file)
+}
+
+/// `doctor --profile PROFILE --format prometheus --output FILE`.
+fn metrics_to(profile: &Path, file: &Path) -> Vec<String> {
+    let (profile, file) = (profile.to_str().unwrap(), file.to_str().unwrap());
     [
         "doctor",
         "--profile",
-        &profile_path("healthy"),
+        profile,
         "--format",
         "prometheus",
         "--output",
@@ -113,7 +118,12 @@ fn output_into_an_unwritable_directory_keeps_the_previous_file() {
     let file = dir.join("vdsotime.prom");
     fs::write(&file, "previous\n").unwrap();
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o555)).unwrap();
-    let args = healthy_metrics_to(&file);
+    // The profile copied where nobody may read it: the checkout may lie in a directory
+    // only its owner can enter (a clone under `mktemp -d`).
+    let profiles = scratch("output-unwritable-profile");
+    let profile = profiles.join("healthy.json");
+    fs::copy(profile_path("healthy"), &profile).unwrap();
+    let args = metrics_to(&profile, &file);
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     let mut cmd = if root {
@@ -138,4 +148,5 @@ fn output_into_an_unwritable_directory_keeps_the_previous_file() {
     assert_eq!(fs::read_to_string(&file).unwrap(), "previous\n");
     assert_eq!(names(&dir), ["vdsotime.prom"]);
     fs::remove_dir_all(&dir).unwrap();
+    fs::remove_dir_all(&profiles).unwrap();
 }
