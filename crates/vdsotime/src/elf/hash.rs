@@ -116,8 +116,8 @@ impl<F: Form> Image<'_, F> {
     /// value or an error; `Ok(None)` when it gave neither. Both walks end within the
     /// symbol count ([`Image::check`]) without counting: a GNU chain ends at its
     /// terminator, which lies at or before the one of the largest bucket's chain (the
-    /// count), or at the first word past the image; a SysV walk at `nchain` steps or
-    /// indices, so a corrupted chain cannot loop.
+    /// count), or at the first word past the image; a SysV walk at `nchain` steps (and
+    /// no more than the image holds entries) or indices, so a corrupted chain cannot loop.
     ///
     /// The two walks share one loop with one call of `visit`, so that the caller's
     /// closure is inlined once, not once per kind of table.
@@ -188,7 +188,12 @@ impl<F: Form> Image<'_, F> {
         // Words: nbucket, nchain, the buckets, then the chains.
         let chains = plus(2, nbucket)?;
         let idx = self.sysv_entry(at, plus(2, bucket)?)?;
-        let left = nchain;
+        // A sound walk visits distinct symbols, each an entry inside the image, so it
+        // takes no more steps than the image holds entries. `nchain` alone is no bound
+        // here: the first call's reader does not check it against the symbol table (as
+        // `Image::check` does), and a chain that loops would be walked `nchain` times.
+        let entries = self.r.bytes.len().checked_div(self.syment).unwrap_or(0);
+        let left = nchain.min(entries);
         Ok(Some((
             Walk::Sysv {
                 at,

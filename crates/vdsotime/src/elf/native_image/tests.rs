@@ -366,3 +366,45 @@ fn a_mutated_image_never_panics_and_is_refused_by_both_readers_alike() {
     assert!(found > 0, "most mutations leave the symbols found");
     assert!(refused > 0, "some mutations are refused");
 }
+
+/// Every input the fuzzer ever crashed or hung on (`fuzz/regressions/`) opened in this
+/// process's layout as the fuzz target opens it (the first load segment, the bytes as
+/// they are), and every native symbol looked up in it. A lookup must end: a SysV chain
+/// that loops, in an image whose `nchain` lies far past its symbol table, was once
+/// walked `nchain` times (minutes). The guard is a hang's, not a speed limit: a lookup
+/// takes microseconds.
+#[test]
+fn every_fuzz_regression_input_is_looked_up_to_an_end() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/regressions");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "bin"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no inputs in {}", dir.display());
+    for path in files {
+        let bytes = std::fs::read(&path).unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let found = Header::<Native>::parse(&bytes)
+                .and_then(|h| Ok((h, h.first_load(&h.reader(&bytes))?)))
+                .and_then(|(h, load)| Image::open(h, load, &bytes))
+                .map(|image| {
+                    let n = NativeImage::new(image, bytes.as_ptr() as usize);
+                    let table = arch::NATIVE;
+                    table
+                        .symbols()
+                        .filter(|name| n.lookup(name, table.version).is_some())
+                        .count()
+                });
+            let _ = done.send(found.map_err(|_| ()));
+        });
+        let label = path.file_name().unwrap().to_string_lossy().into_owned();
+        match finished.recv_timeout(std::time::Duration::from_secs(10)) {
+            Ok(found) => std::println!("{label}: {found:?} native symbols found"),
+            Err(_) => panic!("{label}: the native reader's lookups did not end in 10 s"),
+        }
+    }
+}
