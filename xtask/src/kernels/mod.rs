@@ -48,11 +48,11 @@ binaries and an init of its own; inside, runs the core's test suite, `vdsotime c
 `vdsotime top` once with `--backend auto`, whose choice must be the machine's expected
 one (fentry where the kernel attaches it, else the tracepoint, perf on 32-bit builds,
 saying why), then with each backend the tool has by name (fentry, refused with its reason
-where the kernel cannot attach it; tracepoint; perf): a process making exactly 2000 direct
-clock_gettime calls while it watches must be listed with exactly 2000, and on x86_64 a
-32-bit process too (none in the x86_64-aux kernel, which has no system call
-tracepoints). x86_64
-kernels boot again with clocksource=hpet, clocksource=acpi_pm, tsc=unstable and vdso=0,
+where the kernel cannot attach it; tracepoint; perf; the first two given a tracefs without
+syscall tracepoints, as a kernel built without them has: they attach without them): a
+process making exactly 2000 direct clock_gettime calls while it watches must be listed
+with exactly 2000, and on x86_64 a 32-bit process too (none in the x86_64-aux kernel,
+which has no system call tracepoints). x86_64 kernels boot again with clocksource=hpet, clocksource=acpi_pm, tsc=unstable and vdso=0,
 and every x86_64 boot runs `vdsotime doctor --json` (the default boot also inside a time
 namespace), whose verdict must match what the kernel itself says (its clocksource, a
 seccomp probe, its log). The clocksource=hpet boot also runs `vdsotime top --once --format

@@ -5,9 +5,11 @@
 //!   `clock_gettime(CLOCK_MONOTONIC)` system calls (never the vDSO; a 32-bit build makes
 //!   i386's), writes a byte to standard output, and exits when its standard input ends: a
 //!   process whose every call `top` must count.
-//! - `vm-top-count [--counted PATH] BACKEND CALLS PROGRAM ARGS...`: starts the counted
-//!   program (`/bin/vm-syscalls`, or PATH), then PROGRAM (`vdsotime top --backend BACKEND
-//!   ...`, its output this program's own); once PROGRAM holds what BACKEND counts with
+//! - `vm-top-count [--counted PATH] [--without-tracepoints] BACKEND CALLS PROGRAM
+//!   ARGS...`: starts the counted program (`/bin/vm-syscalls`, or PATH), then PROGRAM
+//!   (`vdsotime top --backend BACKEND ...`, its output this program's own; with
+//!   `--without-tracepoints`, given a tracefs whose events have no `raw_syscalls`, as a
+//!   kernel built without syscall tracepoints has, and saying so); once PROGRAM holds what BACKEND counts with
 //!   (read from `/proc`, so nothing depends on timing), says so (with perf's ring buffer
 //!   sizes and the page size where it maps any), lets the calls go, prints `counted PID
 //!   CALLS`, and exits with PROGRAM's status. `/bin/vm-syscalls` exits right after its
@@ -21,6 +23,8 @@ use std::time::{Duration, Instant};
 
 /// Where the counted program is (a link to this program).
 const SYSCALLS_PROGRAM: &str = "/bin/vm-syscalls";
+/// The tracefs `--without-tracepoints` gives PROGRAM: events, but no `raw_syscalls`.
+const TRACEFS_WITHOUT_SYSCALLS: &str = "/tmp/tracefs-without-syscalls";
 /// How long PROGRAM may take to hold its backend (its start measures what calls cost,
 /// slow under TCG).
 const READY_LIMIT: Duration = Duration::from_secs(150);
@@ -76,10 +80,28 @@ pub fn top_count(args: &[String]) -> i32 {
         [flag, path, rest @ ..] if flag == "--counted" => (path.as_str(), rest),
         _ => (SYSCALLS_PROGRAM, args),
     };
+    let (without_tracepoints, args) = match args {
+        [flag, rest @ ..] if flag == "--without-tracepoints" => (true, rest),
+        _ => (false, args),
+    };
     let [backend, calls, program, rest @ ..] = args else {
-        eprintln!("usage: vm-top-count [--counted PATH] BACKEND CALLS PROGRAM ARGS...");
+        eprintln!(
+            "usage: vm-top-count [--counted PATH] [--without-tracepoints] BACKEND CALLS \
+             PROGRAM ARGS..."
+        );
         return 2;
     };
+    let mut watcher = Command::new(program);
+    watcher.args(rest);
+    if without_tracepoints {
+        let events = format!("{TRACEFS_WITHOUT_SYSCALLS}/events/sched");
+        if let Err(e) = std::fs::create_dir_all(&events) {
+            eprintln!("vm-top-count: {events}: {e}");
+            return 1;
+        }
+        watcher.env("VDSOTIME_TRACEFS", TRACEFS_WITHOUT_SYSCALLS);
+        println!("tracefs without syscall tracepoints: {TRACEFS_WITHOUT_SYSCALLS}");
+    }
     let counted = match Command::new(counted_program)
         .arg(calls)
         .stdin(Stdio::piped())
@@ -93,7 +115,7 @@ pub fn top_count(args: &[String]) -> i32 {
         }
     };
     let mut counted = Reaped(counted);
-    let mut watcher = match Command::new(program).args(rest).spawn() {
+    let mut watcher = match watcher.spawn() {
         Ok(c) => Reaped(c),
         Err(e) => {
             eprintln!("vm-top-count: {program}: {e}");

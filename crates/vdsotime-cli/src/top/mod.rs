@@ -196,9 +196,16 @@ pub fn run(args: &TopArgs) -> Exit {
             return Err(format!("--pid {pid}: no such process (or it has exited)"));
         }
     }
-    let layout = match tracefs::locate().and_then(|dir| tracefs::sys_enter(&dir)) {
-        Ok(l) => l,
-        Err(e) => return traced_error(e),
+    // The syscall tracepoint's layout, which only perf's ring buffers need: the BPF
+    // backends attach without tracefs, so a kernel built without syscall tracepoints, or a
+    // container without tracefs, still counts with them. Read before measuring, so that a
+    // run that can only use perf fails at once.
+    let layout = match (
+        tracefs::locate().and_then(|dir| tracefs::sys_enter(&dir)),
+        args.backend,
+    ) {
+        (Err(e), source::Backend::Perf) => return traced_error(e),
+        (layout, _) => layout,
     };
     // Measured before tracing starts: the doctor's probe is a child process. Said as
     // what it is, not as a benchmark's progress.

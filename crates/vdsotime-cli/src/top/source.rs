@@ -74,8 +74,13 @@ impl Source {
     }
 }
 
-/// Opens `backend` on the tracepoint `layout`, `only` one process if given.
-pub fn open(backend: Backend, layout: SysEnter, only: Option<u32>) -> Result<Chosen, TraceError> {
+/// Opens `backend`, `only` one process if given. `layout` is the syscall tracepoint's, or
+/// why it cannot be had: only perf needs it.
+pub fn open(
+    backend: Backend,
+    layout: Result<SysEnter, TraceError>,
+    only: Option<u32>,
+) -> Result<Chosen, TraceError> {
     let numbers = syscalls::numbers();
     let bpf = |name: &'static str, reason: Option<String>| {
         let counter = match name {
@@ -89,7 +94,7 @@ pub fn open(backend: Backend, layout: SysEnter, only: Option<u32>) -> Result<Cho
         })
     };
     let perf = |reason: Option<String>| -> Result<Chosen, TraceError> {
-        let tracer = perf::Tracer::open(layout, &numbers, only)?;
+        let tracer = perf::Tracer::open(layout?, &numbers, only)?;
         Ok(Chosen {
             source: Source::Perf(tracer, Vec::new()),
             name: "perf",

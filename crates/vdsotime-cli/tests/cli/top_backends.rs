@@ -205,6 +205,46 @@ fn auto_takes_fentry_where_it_opens_and_says_why_not_otherwise() {
     }
 }
 
+/// A kernel built without syscall tracepoints (a tracefs with events but no
+/// `raw_syscalls`, as `CONFIG_FTRACE_SYSCALLS=n` gives it): the BPF counters, which attach
+/// without tracefs, still count every call exactly, `auto` among them; only perf's ring
+/// buffers, which need the tracepoint, are refused, naming what is missing.
+#[test]
+fn without_syscall_tracepoints_the_bpf_counters_still_count() {
+    const TEST: &str = "top_backends::without_syscall_tracepoints_the_bpf_counters_still_count";
+    let dir = scratch("top-no-syscall-tracepoints");
+    if !traceable(TEST) {
+        return;
+    }
+    let Some(exe) = build_loop(TEST, &dir) else {
+        return;
+    };
+    let tracefs = dir.join("tracefs");
+    std::fs::create_dir_all(tracefs.join("events/sched")).unwrap();
+    let with_tracefs = |args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_vdsotime"));
+        cmd.args(["top", "--once"]).args(args);
+        cmd.env("VDSOTIME_TRACEFS", &tracefs);
+        cmd
+    };
+    let best = if fentry_opens(TEST) {
+        "fentry"
+    } else {
+        "tracepoint"
+    };
+    for (asked, counts) in [("auto", best), ("tracepoint", "tracepoint")] {
+        let make_top = |_pid: u32| with_tracefs(&["--duration", "3", "--json", "--backend", asked]);
+        let (doc, pid) = count_a_short_life(make_top, counts, &exe);
+        assert_counted_exactly(&doc, pid, counts);
+        eprintln!("{TEST}: --backend {asked}: {CALLS} of {CALLS} calls counted by {counts}");
+    }
+    let mut cmd = with_tracefs(&["--duration", "0.5", "--backend", "perf"]);
+    let (c, out, err) = parts(&crate::process::output(&mut cmd, crate::LIMIT));
+    assert_eq!(c, 1, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(err.contains("CONFIG_FTRACE_SYSCALLS=n"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
 /// A `top --backend tracepoint` left running, once its program is attached.
 fn bpf_counter_running() -> Running {
     let top = start(Command::new(env!("CARGO_BIN_EXE_vdsotime")).args([

@@ -117,12 +117,25 @@ pub fn is_label(label: &str) -> bool {
     label.starts_with("top-count")
 }
 
+/// Whether the run for `backend` gives `top` a tracefs without syscall tracepoints (as a
+/// kernel built with `CONFIG_FTRACE_SYSCALLS=n` has): the BPF counters asked for by name,
+/// which attach without tracefs, must count exactly all the same.
+pub fn without_tracepoints(backend: &str) -> bool {
+    matches!(backend, "fentry" | "tracepoint")
+}
+
+/// The line the init prints for such a run.
+const WITHOUT_TRACEPOINTS: &str = "tracefs without syscall tracepoints: ";
+
 /// The run for `backend` counting `counted`: label, timeout (s), argv.
 pub fn run(backend: &str, counted: Counted) -> (String, u64, Vec<String>) {
     let calls = CALLS.to_string();
     let mut argv = vec!["/bin/vm-top-count"];
     if counted == Counted::I386 {
         argv.extend(["--counted", I386_PROGRAM]);
+    }
+    if without_tracepoints(backend) {
+        argv.push("--without-tracepoints");
     }
     argv.extend([backend, &calls]);
     // `top` as the clocksource boot runs it (after its watcher), with the backend.
@@ -186,6 +199,12 @@ fn counted(
     let mut failures = Vec::new();
     if exit != Some(0) {
         failures.push(format!("exit status {exit:?}"));
+    }
+    let stripped = lines.iter().any(|l| l.starts_with(WITHOUT_TRACEPOINTS));
+    if without_tracepoints(asked) && !stripped {
+        failures.push(format!(
+            "no `{WITHOUT_TRACEPOINTS}...` line: --backend {asked} was not run without them"
+        ));
     }
     let counted = lines
         .iter()
@@ -294,9 +313,14 @@ fn counted(
         } else {
             String::new()
         };
+        let tracefs = if stripped {
+            ", with a tracefs without syscall tracepoints"
+        } else {
+            ""
+        };
         Ok(format!(
-            "top --backend {asked}{chose}{why}: {} {calls} direct calls counted exactly ({}; \
-             holding {held}{rings})",
+            "top --backend {asked}{chose}{why}{tracefs}: {} {calls} direct calls counted \
+             exactly ({}; holding {held}{rings})",
             match who {
                 Counted::Native => "a process's",
                 Counted::I386 => "a 32-bit (i386) process's",

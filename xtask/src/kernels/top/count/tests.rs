@@ -249,3 +249,28 @@ fn auto_must_say_why_it_fell_back_and_a_refusal_must_give_its_reason() {
     let counted = output("fentry", &row(77, "CLOCK_MONOTONIC", 2000), 0);
     assert!(judge("fentry", Want::Refused, Counted::Native, &counted, Some(0)).is_err());
 }
+
+#[test]
+fn the_bpf_counters_by_name_count_without_syscall_tracepoints_and_say_so() {
+    for backend in ["fentry", "tracepoint"] {
+        let (_, _, argv) = run(backend, Counted::Native);
+        assert!(
+            argv.iter().any(|a| a == "--without-tracepoints"),
+            "{argv:?}"
+        );
+        let mut lines = output(backend, &row(77, "CLOCK_MONOTONIC", 2000), 0);
+        let wrong = native(backend, &lines, 0).expect_err("not run without them");
+        assert!(wrong[0].contains("was not run without them"), "{wrong:?}");
+        lines.insert(0, format!("{WITHOUT_TRACEPOINTS}/tmp/t"));
+        let said = native(backend, &lines, 0).expect("exact");
+        assert!(said.contains("without syscall tracepoints"), "{said}");
+    }
+    // perf needs the tracepoint; auto is judged where the kernel's tracefs is whole.
+    for backend in ["perf", "auto"] {
+        let (_, _, argv) = run(backend, Counted::Native);
+        assert!(
+            !argv.iter().any(|a| a == "--without-tracepoints"),
+            "{argv:?}"
+        );
+    }
+}
