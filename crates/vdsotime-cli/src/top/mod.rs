@@ -66,7 +66,8 @@ which one counted, and why not a better one):
   perf        perf_event_open on raw_syscalls:sys_enter on every CPU copies each call
               here to be counted; needs root, or CAP_PERFMON with read access to tracefs
   auto        (the default) fentry, else tracepoint, else perf, with the reason
-tracefs is mounted at /sys/kernel/tracing if it is not. Reading other users' executables and C libraries
+Only perf reads tracefs, mounting it at /sys/kernel/tracing if it is not mounted: the
+BPF backends also count on a kernel built without syscall tracepoints. Reading other users' executables and C libraries
 also needs CAP_SYS_PTRACE and CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE); without
 them those facts are shown as unknown, with what would reveal them. To let a group
 of users run it without sudo, give the capabilities to a copy only that group runs:
