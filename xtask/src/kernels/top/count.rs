@@ -28,9 +28,10 @@ const BITS_32: &[&str] = &["i686", "arm"];
 /// trampolines attach its programs there (x86_64 5.5; aarch64 6.4, with ftrace's direct
 /// calls; riscv64 6.4; powerpc64 6.13, the first with trampolines). On an older kernel,
 /// and on s390x, `--backend fentry` must be refused with the kernel's reason and `auto`
-/// must fall back to the tracepoint, saying why: Debian's s390x kernels, 6.1 and the
-/// newest alike, refuse to load the programs in the machine (ENOMEM before the verifier
-/// reads an instruction).
+/// must fall back to the tracepoint, saying why. Debian's s390x kernels refuse fentry
+/// in the machine: 6.1's BTF cannot be parsed, and the newest (7.2) refuses to load the
+/// programs with ENOMEM, with the machine's 512 MiB and with 2 GiB alike (the verifier's
+/// log then holds only its time).
 const FENTRY_SINCE: &[(&str, (u32, u32))] = &[
     ("x86_64", (5, 5)),
     ("aarch64", (6, 4)),
