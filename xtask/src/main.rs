@@ -18,6 +18,7 @@ mod qemu;
 mod repeat;
 mod runner;
 mod session;
+mod source;
 mod targets;
 mod toolchain;
 mod watch;

@@ -9,7 +9,6 @@ pub mod copyright;
 mod debian;
 mod fresh_root;
 mod setup;
-mod source;
 mod static_run;
 mod stripped;
 mod tarball;
@@ -20,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-use crate::toolchain;
+use crate::{source, toolchain};
 use debian::{DebArch, AMD64, ARM64};
 use fresh_root::Root;
 

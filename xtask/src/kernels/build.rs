@@ -28,13 +28,18 @@ pub fn build(root: &Path, target: &Target, flags: &[String], log: &Path) -> Resu
         target,
         flags,
         log,
+        &[],
         &["test", "-p", "vdsotime", "--no-run", runner::RELEASE],
     )?;
+    // The source named as `cargo xtask dist` names it, so that cargo reuses dist's static
+    // tool (x86_64 and aarch64 musl) rather than building it again.
+    let source = crate::source::of(root)?.label();
     let tools = cargo(
         root,
         target,
         flags,
         log,
+        &[("VDSOTIME_SOURCE", source.as_str())],
         &[
             "build",
             runner::RELEASE,
@@ -87,18 +92,20 @@ fn label(exe: &Path) -> String {
     }
 }
 
-/// Runs `cargo <args> --target T` with the environment `cargo xtask cross` builds with,
+/// Runs `cargo <args> --target T` with the environment `cargo xtask cross` builds with and `env`,
 /// and returns the executables it reports.
 fn cargo(
     root: &Path,
     target: &Target,
     flags: &[String],
     log: &Path,
+    env: &[(&str, &str)],
     args: &[&str],
 ) -> Result<Vec<PathBuf>, String> {
     let mut cmd = cargo_command(root, log, args)?;
     cmd.args(["--target", target.triple]);
     runner::target_env(&mut cmd, target, flags, target.qemu.is_some());
+    cmd.envs(env.iter().copied());
     Ok(artifacts(cmd, args, log)?
         .iter()
         // Test harnesses only: `cargo test` also builds the examples.

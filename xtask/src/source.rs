@@ -2,7 +2,9 @@
 //! changes git would put in them (modified tracked files, untracked files not ignored: the
 //! Debian build copies both). The tool records it (`vdsotime --version`, through its
 //! build.rs and `VDSOTIME_SOURCE`), and `target/packages/SOURCE` says it beside the
-//! artifacts, so a build from a modified tree cannot pass for the commit's.
+//! artifacts, so a build from a modified tree cannot pass for the commit's. The kernel
+//! machines' tools are built with the same `VDSOTIME_SOURCE`: the build script then gives
+//! what it gave `dist`'s build of the same target, and cargo reuses that build.
 
 use std::path::Path;
 use std::process::Command;
