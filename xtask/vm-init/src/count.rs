@@ -12,7 +12,8 @@
 //!   kernel built without syscall tracepoints has, and saying so); once PROGRAM holds what BACKEND counts with
 //!   (read from `/proc`, so nothing depends on timing), says so (with perf's ring buffer
 //!   sizes and the page size where it maps any), lets the calls go, prints `counted PID
-//!   CALLS`, and exits with PROGRAM's status. `/bin/vm-syscalls` exits right after its
+//!   CALLS`, ends PROGRAM's interval with SIGINT (what Ctrl-C does to `top`) and exits with
+//!   PROGRAM's status. `/bin/vm-syscalls` exits right after its
 //!   calls, long before `top`'s interval ends; another counted program lives until PROGRAM
 //!   has ended, so that `top` examines it (a 32-bit program's numbers are read in its own
 //!   table only once its executable is known, except by fentry).
@@ -179,6 +180,15 @@ pub fn top_count(args: &[String]) -> i32 {
         Some(stdin)
     };
     println!("counted {pid} {calls}");
+    // The interval ends now, as an operator's Ctrl-C ends it: `top` reads once more and
+    // prints what it counted. Its `--duration` only bounds a run whose calls never came.
+    // SAFETY: kill sends a signal to our own child, which has not been reaped.
+    if unsafe { libc::kill(watcher.0.id() as libc::pid_t, libc::SIGINT) } != 0 {
+        eprintln!(
+            "vm-top-count: SIGINT to {program}: {}",
+            std::io::Error::last_os_error()
+        );
+    }
     let status = match watcher.0.wait() {
         Ok(s) => s.code().unwrap_or(1),
         Err(e) => {

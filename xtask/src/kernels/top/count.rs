@@ -16,6 +16,10 @@ pub const CALLS: u64 = 2000;
 /// Each run's timeout (s): `top` first measures what the calls cost, slow under TCG.
 const TIMEOUT: u64 = 240;
 
+/// `top`'s `--duration` in these runs (s): only a bound, since the init ends the
+/// interval once the calls are made.
+const INTERVAL: &str = "120";
+
 /// The largest perf ring buffer mapping accepted (bytes): the tool sizes each in bytes (2
 /// MiB of data and a metadata page); sized in pages, one would be 32 MiB on ppc64le's 64 KiB
 /// pages.
@@ -139,8 +143,14 @@ pub fn run(backend: &str, counted: Counted) -> (String, u64, Vec<String>) {
         argv.push("--without-tracepoints");
     }
     argv.extend([backend, &calls]);
-    // `top` as the clocksource boot runs it (after its watcher), with the backend.
-    argv.extend(&super::RUN.2[1..]);
+    // `top` as the clocksource boot runs it (after its watcher), with the backend, for an
+    // interval no machine outlasts: `vm-top-count` ends it with SIGINT once the calls are
+    // made, and `top` then prints what it counted.
+    let mut top = super::RUN.2[1..].to_vec();
+    if let Some(at) = top.iter().position(|a| *a == "--duration") {
+        top[at + 1] = INTERVAL;
+    }
+    argv.extend(top);
     argv.extend(["--backend", backend]);
     (
         label(backend, counted),

@@ -152,7 +152,7 @@ fn x86_64_debian_kernels_also_count_an_i386_process() {
         assert_eq!(compat_triple(m).is_some(), want, "{}", m.name);
     }
     let (_, _, native) = run("perf", Counted::Native);
-    let want = "/bin/vm-top-count perf 2000 /bin/vdsotime top --once --duration 5 --format json --backend perf";
+    let want = "/bin/vm-top-count perf 2000 /bin/vdsotime top --once --duration 120 --format json --backend perf";
     assert_eq!(native.join(" "), want);
     let (label, _, argv) = run("perf", Counted::I386);
     assert_eq!(label, "top-count32-perf");
@@ -273,4 +273,16 @@ fn the_bpf_counters_by_name_count_without_syscall_tracepoints_and_say_so() {
             "{argv:?}"
         );
     }
+}
+
+#[test]
+fn the_interval_is_only_a_bound_which_the_init_ends() {
+    let (_, timeout, argv) = run("perf", Counted::I386);
+    let at = argv
+        .iter()
+        .position(|a| a == "--duration")
+        .expect("--duration");
+    assert_eq!(argv[at + 1], INTERVAL, "{argv:?}");
+    assert_eq!(argv.iter().filter(|a| *a == "--duration").count(), 1);
+    assert!(INTERVAL.parse::<u64>().unwrap() < timeout, "{argv:?}");
 }
