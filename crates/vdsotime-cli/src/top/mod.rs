@@ -227,14 +227,13 @@ pub fn run(args: &TopArgs) -> Exit {
     }
     let start = Instant::now();
     let length = Duration::from_secs_f64(args.duration);
-    loop {
-        let left = length.saturating_sub(start.elapsed());
-        std::thread::sleep(left.min(chosen.source.every()));
-        chosen.source.read(&mut tally);
-        if left.is_zero() || stop::interrupted() {
-            break;
-        }
-    }
+    let every = chosen.source.every();
+    stop::watch(
+        length,
+        every,
+        || chosen.source.read(&mut tally),
+        stop::interrupted,
+    );
     let seconds = start.elapsed().as_secs_f64();
     let rows = tally.rows(seconds, &host);
     let doc = render::Document::new(&rows, seconds, &tally, &chosen, &host);
