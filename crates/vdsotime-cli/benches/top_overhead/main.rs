@@ -7,7 +7,7 @@
 //! system calls (`getppid`), which `top` does not count: what every other process on the
 //! host pays while a watcher runs. Watchers (`watchers.rs`): none (the A/A row: an
 //! unwatched trial against the unwatched reference, the noise), the syscall tracepoint
-//! alone, `top --once` (the whole host) with each backend, and the peers.
+//! alone, an empty BPF program on `sys_enter` (the floor of any program there), `top --once` (the whole host) with each backend, and the peers.
 //!
 //! Interleaved: each round runs the unwatched reference and every watcher once, in an order
 //! rotated each round; a watcher is started, waited for until it watches, given a trial of
@@ -20,8 +20,9 @@
 //! Tunable by environment: TOP_OVERHEAD_CALLS (calls per trial), TOP_OVERHEAD_ROUNDS,
 //! TOP_OVERHEAD_CPU_SECONDS (0: no CPU phase), TOP_OVERHEAD_SETTLE_MS (the wait after a
 //! tool looks attached), TOP_OVERHEAD_WATCHERS (comma-separated keys: none, floor,
-//! top-BACKEND, bpftrace, perf-stat, perf-trace, strace), TOP_OVERHEAD_PERF (the perf binary).
+//! empty-program, top-BACKEND, bpftrace, perf-stat, perf-trace, strace), TOP_OVERHEAD_PERF (the perf binary).
 
+mod empty_program;
 mod process;
 mod report;
 mod watchers;

@@ -1,5 +1,6 @@
 //! The watchers: `vdsotime top` with each backend, its peers (bpftrace, perf stat, perf
-//! trace, strace), the syscall tracepoint alone, and nothing (the A/A row). Each is
+//! trace, strace), the syscall tracepoint alone, an empty program on `sys_enter`, and
+//! nothing (the A/A row). Each is
 //! started, waited for until it watches, and stopped (SIGINT, after which every tool
 //! prints what it counted) the same way.
 
@@ -11,6 +12,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::empty_program::{self, EmptyProgram};
 use crate::process::{fds_of, online_cpus, perf_rings_of, tracer_of};
 
 /// `vdsotime top`'s backends, one row each; a backend the binary rejects gets a SKIP row.
@@ -37,6 +39,8 @@ pub enum Watcher {
     Nothing,
     /// `raw_syscalls:sys_enter` enabled through tracefs with a filter no call passes.
     Floor,
+    /// An empty BPF program on the raw tracepoint `sys_enter` (`empty_program.rs`).
+    EmptyProgram,
     /// `vdsotime top --once --backend` this.
     Top(&'static str),
     /// bpftrace counting in a map.
@@ -74,13 +78,14 @@ pub struct Counted {
 pub enum Active {
     Nothing,
     Floor(PathBuf),
+    EmptyProgram(EmptyProgram),
     Tool(Tool),
 }
 
 impl Watcher {
     /// Every watcher, in table order.
     pub fn all() -> Vec<Watcher> {
-        let mut all = vec![Watcher::Nothing, Watcher::Floor];
+        let mut all = vec![Watcher::Nothing, Watcher::Floor, Watcher::EmptyProgram];
         all.extend(TOP_BACKENDS.iter().map(|b| Watcher::Top(b)));
         all.extend([
             Watcher::Bpftrace,
@@ -96,6 +101,7 @@ impl Watcher {
         match self {
             Watcher::Nothing => "none (A/A)".into(),
             Watcher::Floor => "the tracepoint alone (tracefs, filter passing nothing)".into(),
+            Watcher::EmptyProgram => "an empty BPF program on the raw tracepoint sys_enter".into(),
             Watcher::Top(b) => format!("vdsotime top --backend {b}"),
             Watcher::Bpftrace => "bpftrace, count() in a map".into(),
             Watcher::PerfStat => "perf stat -a".into(),
@@ -104,12 +110,13 @@ impl Watcher {
         }
     }
 
-    /// Its name in TOP_OVERHEAD_WATCHERS: `none`, `floor`, `top-BACKEND`, `bpftrace`,
+    /// Its name in TOP_OVERHEAD_WATCHERS: `none`, `floor`, `empty-program`, `top-BACKEND`, `bpftrace`,
     /// `perf-stat`, `perf-trace`, `strace`.
     pub fn key(&self) -> String {
         match self {
             Watcher::Nothing => "none".into(),
             Watcher::Floor => "floor".into(),
+            Watcher::EmptyProgram => "empty-program".into(),
             Watcher::Top(b) => format!("top-{b}"),
             Watcher::Bpftrace => "bpftrace".into(),
             Watcher::PerfStat => "perf-stat".into(),
@@ -120,7 +127,10 @@ impl Watcher {
 
     /// Whether it is a process of its own (whose CPU can be read).
     pub fn is_tool(&self) -> bool {
-        !matches!(self, Watcher::Nothing | Watcher::Floor)
+        !matches!(
+            self,
+            Watcher::Nothing | Watcher::Floor | Watcher::EmptyProgram
+        )
     }
 
     /// Calls per trial of a workload whose calls this watcher records (`records_it`).
@@ -137,6 +147,7 @@ impl Watcher {
         let (mut cmd, marker) = match self {
             Watcher::Nothing => return Ok(Active::Nothing),
             Watcher::Floor => return floor_on().map(Active::Floor),
+            Watcher::EmptyProgram => return empty_program::attach().map(Active::EmptyProgram),
             Watcher::Top(b) => {
                 let mut c = Command::new(env!("CARGO_BIN_EXE_vdsotime"));
                 c.args(["top", "--once", "--duration", "3600", "--json"])
@@ -227,6 +238,10 @@ impl Watcher {
                 floor_off(&dir);
                 None
             }
+            Active::EmptyProgram(program) => {
+                drop(program);
+                None
+            }
             Active::Tool(tool) => {
                 let (_, out, err) = tool.stop();
                 self.counted(&out, &err, watched)
@@ -296,7 +311,7 @@ impl Watcher {
                     ..Counted::default()
                 })
             }
-            Watcher::Nothing | Watcher::Floor => None,
+            Watcher::Nothing | Watcher::Floor | Watcher::EmptyProgram => None,
         }
     }
 }
