@@ -5,7 +5,7 @@
 mod support;
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use support::{build_dir, crate_dir, dynamic_section, install, install_from, run_ok, scratch};
@@ -130,16 +130,46 @@ fn has_debug_info(file: &Path) -> bool {
     String::from_utf8_lossy(&out.stdout).contains(".debug_info")
 }
 
-/// The test build has debug information; installed, it has none, unless --no-strip, and the
+/// The libraries install.sh reads from a build directory.
+const BUILT: [&str; 3] = [
+    "libvdsotime_c.so",
+    "libvdsotime_c.a",
+    "libvdsotime_preload.so",
+];
+
+/// A copy of the build's libraries in `dir`, each with debug information: the build's own
+/// where it has some (a default debug build), else a `.debug_info` section added with
+/// objcopy (a build without it, as CI compiles its tests), so that stripping has
+/// something to remove either way.
+fn built_with_debug_info(dir: &Path) -> PathBuf {
+    fs::create_dir_all(dir).expect("create the copy's directory");
+    let filler = dir.join("debug_info.bin");
+    fs::write(&filler, [0u8; 64]).expect("write the section's bytes");
+    for name in BUILT {
+        let copy = dir.join(name);
+        fs::copy(build_dir().join(name), &copy).expect("copy a built library");
+        if !has_debug_info(&copy) {
+            run_ok(
+                Command::new("objcopy")
+                    .arg(format!("--add-section=.debug_info={}", filler.display()))
+                    .arg(&copy),
+            );
+        }
+        assert!(has_debug_info(&copy), "{name}");
+    }
+    dir.to_path_buf()
+}
+
+/// Libraries with debug information, installed, have none, unless --no-strip, and the
 /// stripped preload still works. Only
 /// where the machine's strip reads the target's objects (x86 builds on this x86 machine).
 #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
 #[test]
 fn installed_libraries_carry_no_debug_information() {
     let dir = scratch("install-strip");
-    assert!(has_debug_info(&build_dir().join("libvdsotime_c.so")));
+    let from = built_with_debug_info(&dir.join("from"));
     let stripped = dir.join("stripped");
-    let said = install_from(&build_dir(), &stripped, &[]);
+    let said = install_from(&from, &stripped, &[]);
     assert!(said.contains("installed libvdsotime"), "{said}");
     for f in [
         "libvdsotime.so.0",
@@ -170,7 +200,7 @@ fn installed_libraries_carry_no_debug_information() {
         );
     }
     let kept = dir.join("kept");
-    install_from(&build_dir(), &kept, &["--no-strip"]);
+    install_from(&from, &kept, &["--no-strip"]);
     assert!(has_debug_info(&kept.join("lib/libvdsotime.so.0")));
 }
 

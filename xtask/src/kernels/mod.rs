@@ -37,6 +37,10 @@ use crate::repeat::Tally;
 use crate::{apt, toolchain};
 use machines::Machine;
 
+/// How many targets build while the kernels download: a cold download took about as long
+/// as the first two targets' builds (x86_64 and i686, which the first machines boot).
+const WARM_UP_TARGETS: usize = 2;
+
 pub const USAGE: &str = "\
 usage: cargo xtask kernels [options]
 
@@ -310,13 +314,6 @@ pub fn main(args: &[String]) -> ExitCode {
     } else {
         None
     };
-    let kernels = step("fetch kernels", || {
-        fetch::kernels(
-            &work.join("cache"),
-            &opts.machines,
-            &work.join("apt-kernels.log"),
-        )
-    });
     let ctx = prepare::Context {
         root: &root,
         work: &work,
@@ -326,6 +323,25 @@ pub fn main(args: &[String]) -> ExitCode {
         skip: &opts.skip,
         dump_dir: opts.dump_dir.as_deref(),
     };
+    let mut preparer = prepare::Preparer::new(&ctx);
+    // Downloading leaves the cores idle: the first machines' targets build meanwhile.
+    let kernels = std::thread::scope(|s| {
+        let fetching = s.spawn(|| {
+            step("fetch kernels", || {
+                fetch::kernels(
+                    &work.join("cache"),
+                    &opts.machines,
+                    &work.join("apt-kernels.log"),
+                )
+            })
+        });
+        preparer.warm_up(&opts.machines, WARM_UP_TARGETS);
+        fetching.join()
+    });
+    let Ok(kernels) = kernels else {
+        eprintln!("xtask kernels: fetching the kernels panicked");
+        return ExitCode::FAILURE;
+    };
     let mut tally = Tally::new("kernels");
     let mut booted = verdict::Booted::default();
     for round in 1..=opts.repeat {
@@ -334,7 +350,13 @@ pub fn main(args: &[String]) -> ExitCode {
         }
         let start = Instant::now();
         let (this, building) = step("build and boot", || {
-            schedule::build_and_boot(&ctx, &opts.machines, kernels.clone(), opts.jobs)
+            schedule::build_and_boot(
+                &ctx,
+                &mut preparer,
+                &opts.machines,
+                kernels.clone(),
+                opts.jobs,
+            )
         });
         println!(
             "kernels: building took {} s of that (the first machines booted meanwhile)",

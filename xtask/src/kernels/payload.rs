@@ -64,23 +64,6 @@ pub const TOO_SLOW_UNDER_TCG: &[(&str, &[&str], &str)] = &[
          is the vDSO's generic code, which the ppc64le kernel runs, and the test runs natively",
     ),
     (
-        "aarch64",
-        &["a_request_past_the_kernels_limit_is_cut_where_the_kernel_cuts"],
-        "one 2 GiB getrandom request each way took 143-414 s on aarch64's newest kernel under \
-         TCG, most of CI's longest machine; the cut at INT_MAX rounded down to a page is the \
-         vDSO's generic code, which the ppc64le kernel runs, and the test runs natively",
-    ),
-    (
-        "i686",
-        &[
-            "truncated_tables_are_refused_inside_every_table",
-            "a_mutated_image_never_panics_and_is_refused_by_both_readers_alike",
-        ],
-        "the first-call reader's truncations and mutations read bytes, not the kernel, took \
-         most of the 83 s of i686's unit tests under TCG, and run natively on i686 in `cargo \
-         xtask cross`",
-    ),
-    (
         "x86_64",
         &[
             "a_request_past_the_kernels_limit_is_cut_where_the_kernel_cuts",

@@ -177,6 +177,22 @@ impl<'a> Preparer<'a> {
 }
 
 impl Preparer<'_> {
+    /// Builds the targets of the first machines to boot (at most `count` of them) while
+    /// nothing needs them yet: `cargo xtask kernels` calls it while the kernels download,
+    /// which leaves the cores idle.
+    pub fn warm_up(&mut self, machines: &[Machine], count: usize) {
+        let mut triples: Vec<&'static str> = Vec::new();
+        for m in machines {
+            if !triples.contains(&m.triple) && triples.len() < count {
+                triples.push(m.triple);
+            }
+        }
+        for triple in triples {
+            // A failure is kept, and reported by the boot that needs the target.
+            let _ = self.build(triple);
+        }
+    }
+
     /// The programs of `triple`, built the first time they are needed (the time counted
     /// in [`Preparer::building`]).
     fn build(&mut self, triple: &'static str) -> &Result<Built, Unbootable> {

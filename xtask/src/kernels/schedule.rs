@@ -36,6 +36,7 @@ fn shared<T>() -> Shared<T> {
 /// building.
 pub fn build_and_boot(
     ctx: &Context,
+    p: &mut Preparer,
     machines: &[Machine],
     kernels: Vec<Result<Kernel, Unbootable>>,
     jobs: usize,
@@ -47,12 +48,12 @@ pub fn build_and_boot(
         let preparer = s.spawn(|| {
             // Even if preparing panics, the boot threads must learn it is over.
             let _finish = Finish(&queue);
-            let mut p = Preparer::new(ctx);
+            let before = p.building;
             for (i, (m, kernel, scenario)) in order.into_iter().enumerate() {
                 let ready = p.prepare(m, kernel, scenario);
                 push(&queue, |q| q.ready.push_back((i, ready)));
             }
-            p.building
+            p.building - before
         });
         for _ in 0..jobs {
             s.spawn(|| {

@@ -60,6 +60,8 @@ fn bpf<T>(cmd: libc::c_long, attr: &T) -> Result<OwnedFd, std::io::Error> {
     if fd < 0 {
         return Err(std::io::Error::last_os_error());
     }
+    // `c_long` is `i32` itself on 32-bit targets.
+    #[allow(clippy::useless_conversion)]
     let fd = i32::try_from(fd).map_err(|_| std::io::Error::from_raw_os_error(libc::EBADF))?;
     // SAFETY: the kernel returned a new descriptor that nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
