@@ -1,14 +1,15 @@
 //! What a cold run of an expensive task costs (nothing installed, nothing cached), printed
 //! before the task starts so that nobody starts one unawares. The figures live in
-//! docs/testing.md ("What a cold run costs"), from the last full CI run on the 2-core
+//! docs/testing.md ("What a cold run costs"), from a full CI run on a fresh 2-core
 //! machine; a unit test keeps each notice's time equal to that table's.
 
 /// A task's cold-run cost, as docs/testing.md states it.
 pub struct Cost {
     /// The task, as `cargo xtask <task>` names it.
     pub task: &'static str,
-    /// Seconds a cold run took on the 2-core CI machine (dist: with --test; kernels: every
-    /// machine; fleet: with the packages `dist` had built).
+    /// Seconds a cold run took on a fresh 2-core machine, in its place in CI (dist: with
+    /// --test; kernels: every machine; fleet: with the packages `dist` had built and the
+    /// tools the steps before it installed).
     pub seconds: u32,
     /// What it takes on disk.
     pub disk: &'static str,
@@ -18,7 +19,7 @@ pub struct Cost {
 
 pub const DIST: Cost = Cost {
     task: "dist",
-    seconds: 557,
+    seconds: 331,
     disk: "110 MiB for the amd64 packages' build; the arm64 build, the tarballs' and \
            --test's three mmdebstrap roots are not measured",
     installs: "with apt: debhelper, lintian, mmdebstrap, arch-test, clang and, for arm64, \
@@ -29,7 +30,7 @@ pub const DIST: Cost = Cost {
 
 pub const KERNELS: Cost = Cost {
     task: "kernels",
-    seconds: 2330,
+    seconds: 1314,
     disk: "the kernel images under target/xtask-kernels/cache, and while the x86_64-aux \
            kernel builds, its source tree and objects there too (over 1.8 GiB, removed \
            after; the kernel is kept under ~/.cache/vdsotime/kernels)",
@@ -41,7 +42,7 @@ pub const KERNELS: Cost = Cost {
 
 pub const FLEET: Cost = Cost {
     task: "fleet",
-    seconds: 513,
+    seconds: 264,
     disk: "534 MiB for the Debian 13 root under ~/.cache/vdsotime/fleet, 700 MiB under \
            target/fleet (a sparse 3 GiB disk image), and 110 MiB to build the amd64 \
            packages when target/packages has none (which adds about 345 s)",
