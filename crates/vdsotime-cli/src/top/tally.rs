@@ -77,11 +77,22 @@ pub struct Tally {
 }
 
 impl Tally {
-    /// A tally of `only` (or everything), leaving out this process.
+    /// A tally of `only` (or everything), leaving out this process. The one process
+    /// watched is alive now, so it is read now: a process that makes its calls and is gone
+    /// before the first of them is read (perf's rings are read in batches) keeps its name
+    /// and what it runs.
     pub fn new(only: Option<u32>) -> Tally {
+        let mut facts = HashMap::new();
+        if let Some(pid) = only {
+            let read = process::read(pid);
+            if !read.comm.is_empty() {
+                facts.insert(pid, read);
+            }
+        }
         Tally {
             only,
             own: std::process::id(),
+            facts,
             ..Tally::default()
         }
     }

@@ -122,6 +122,67 @@ fn each_backend_counts_every_call_of_a_process_that_exits_in_the_interval() {
     }
 }
 
+/// `top --pid P` reads P when it starts: a process that makes its calls, exits and is
+/// reaped before `top` has read any of them keeps its name and is judged by its program,
+/// not listed as gone unread. `top` is stopped (SIGSTOP) over the loop's whole life, so
+/// perf's rings are read only after the process is gone.
+#[test]
+fn a_watched_pid_gone_before_its_calls_are_read_keeps_its_name() {
+    const TEST: &str = "top_backends::a_watched_pid_gone_before_its_calls_are_read_keeps_its_name";
+    let dir = scratch("top-pid-gone");
+    if !traceable(TEST) {
+        return;
+    }
+    let Some(exe) = build_loop(TEST, &dir) else {
+        return;
+    };
+    let mut looping = waiting_loop(&exe);
+    let pid = looping.pid();
+    let mut top = Running(
+        Command::new(env!("CARGO_BIN_EXE_vdsotime"))
+            .args(["top", "--once", "--duration", "3", "--json"])
+            .args(["--backend", "perf", "--pid", &pid.to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start top"),
+    );
+    wait_until_ready(&mut top, "perf");
+    // perf's events are switched on just after the last buffer is mapped (see
+    // count_a_short_life).
+    std::thread::sleep(Duration::from_millis(200));
+    let signal = |sig| {
+        // SAFETY: kill has no memory preconditions; `top` is this test's child, not yet
+        // reaped, so its pid names it.
+        let sent = unsafe { libc::kill(top.pid() as libc::pid_t, sig) };
+        assert_eq!(sent, 0, "kill({}, {sig})", top.pid());
+    };
+    signal(libc::SIGSTOP);
+    drop(make_calls(&mut looping, "the loop"));
+    let status = looping.0.wait().expect("the loop's exit");
+    assert!(status.success(), "the loop exited {status}");
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "the loop is reaped"
+    );
+    signal(libc::SIGCONT);
+    let (out, err) = finish(&mut top);
+    let status = top.0.wait().expect("top's exit");
+    assert!(status.success(), "top exited {status}: {err}");
+    let doc: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("bad JSON ({e}): {out}"));
+    assert_counted_exactly(&doc, pid, "perf");
+    let row = &rows_of(&doc, pid)[0];
+    assert!(
+        row["exe"]
+            .as_str()
+            .is_some_and(|e| e.ends_with("/top_loop")),
+        "{row}"
+    );
+    // Judged by its program: the clocksource where the vDSO cannot read it, else this.
+    let reason = row["reason"].as_str().unwrap_or_default();
+    assert!(["direct_syscall", "clocksource"].contains(&reason), "{row}");
+}
+
 /// Why `top --backend fentry` does not open here (the kernel refused, or has no BTF):
 /// its error, or `None` where it opens.
 pub fn fentry_refused() -> Option<String> {
