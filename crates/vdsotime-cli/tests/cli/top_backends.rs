@@ -41,6 +41,18 @@ pub fn count_a_short_life(
     backend: &str,
     exe: &Path,
 ) -> (Value, u32) {
+    count_a_life(make_top, backend, exe, false)
+}
+
+/// [`count_a_short_life`]; with `top_stopped`, `top` is stopped (SIGSTOP) over the loop's
+/// whole life and resumed once the loop is reaped, so that it reads none of the calls
+/// while the loop exists.
+fn count_a_life(
+    make_top: impl FnOnce(u32) -> Command,
+    backend: &str,
+    exe: &Path,
+    top_stopped: bool,
+) -> (Value, u32) {
     let mut looping = waiting_loop(exe);
     let pid = looping.pid();
     let mut top = Running(
@@ -56,9 +68,23 @@ pub fn count_a_short_life(
         // of ioctls no file shows: this wait is that loop's, many times over.
         std::thread::sleep(Duration::from_millis(200));
     }
+    let signal = |sig| {
+        // SAFETY: kill has no memory preconditions; `top` is this test's child, not yet
+        // reaped, so its pid names it.
+        let sent = unsafe { libc::kill(top.pid() as libc::pid_t, sig) };
+        assert_eq!(sent, 0, "kill({}, {sig})", top.pid());
+    };
+    if top_stopped {
+        signal(libc::SIGSTOP);
+    }
     drop(make_calls(&mut looping, "the loop"));
     let status = looping.0.wait().expect("the loop's exit");
     assert!(status.success(), "the loop exited {status}");
+    if top_stopped {
+        let gone = !Path::new(&format!("/proc/{pid}")).exists();
+        assert!(gone, "the loop is reaped");
+        signal(libc::SIGCONT);
+    }
     let (out, err) = finish(&mut top);
     let status = top.0.wait().expect("top's exit");
     assert!(status.success(), "top exited {status}: {err}");
@@ -136,40 +162,13 @@ fn a_watched_pid_gone_before_its_calls_are_read_keeps_its_name() {
     let Some(exe) = build_loop(TEST, &dir) else {
         return;
     };
-    let mut looping = waiting_loop(&exe);
-    let pid = looping.pid();
-    let mut top = Running(
-        Command::new(env!("CARGO_BIN_EXE_vdsotime"))
-            .args(["top", "--once", "--duration", "3", "--json"])
-            .args(["--backend", "perf", "--pid", &pid.to_string()])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start top"),
-    );
-    wait_until_ready(&mut top, "perf");
-    // perf's events are switched on just after the last buffer is mapped (see
-    // count_a_short_life).
-    std::thread::sleep(Duration::from_millis(200));
-    let signal = |sig| {
-        // SAFETY: kill has no memory preconditions; `top` is this test's child, not yet
-        // reaped, so its pid names it.
-        let sent = unsafe { libc::kill(top.pid() as libc::pid_t, sig) };
-        assert_eq!(sent, 0, "kill({}, {sig})", top.pid());
+    let make_top = |pid: u32| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_vdsotime"));
+        cmd.args(["top", "--once", "--duration", "3", "--json"])
+            .args(["--backend", "perf", "--pid", &pid.to_string()]);
+        cmd
     };
-    signal(libc::SIGSTOP);
-    drop(make_calls(&mut looping, "the loop"));
-    let status = looping.0.wait().expect("the loop's exit");
-    assert!(status.success(), "the loop exited {status}");
-    assert!(
-        !Path::new(&format!("/proc/{pid}")).exists(),
-        "the loop is reaped"
-    );
-    signal(libc::SIGCONT);
-    let (out, err) = finish(&mut top);
-    let status = top.0.wait().expect("top's exit");
-    assert!(status.success(), "top exited {status}: {err}");
-    let doc: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("bad JSON ({e}): {out}"));
+    let (doc, pid) = count_a_life(make_top, "perf", &exe, true);
     assert_counted_exactly(&doc, pid, "perf");
     let row = &rows_of(&doc, pid)[0];
     assert!(
