@@ -33,6 +33,10 @@ struct pt_regs {
  * alike, by the task's TS_COMPAT). */
 #define NATIVE_ARG0(regs) ((regs)->di)
 #define COMPAT_ARG0(regs) ((regs)->bx)
+/* The registers from NATIVE_ARG0 to the code segment, read at once. */
+struct native_tail {
+	__u64 arg0, orig_ax, ip, cs;
+};
 
 #elif defined(__TARGET_ARCH_arm64)
 /* arch/arm64/include/asm/ptrace.h: regs[31], sp, pc, pstate, orig_x0, ... */

@@ -49,15 +49,19 @@ int count_sys_enter(__u64 *ctx)
 		return 0;
 
 #ifdef COMPAT_ARG0
-	__u64 cs = 0;
+	/* A native call's first argument and the code segment in one read: a helper
+	 * call is most of what reading them costs. */
+	struct native_tail tail = {};
 
-	bpf_probe_read_kernel(&cs, sizeof(cs), &regs->cs);
-	abi = cs == USER32_CS ? ABI_COMPAT : ABI_NATIVE;
+	bpf_probe_read_kernel(&tail, sizeof(tail), &NATIVE_ARG0(regs));
+	abi = tail.cs == USER32_CS ? ABI_COMPAT : ABI_NATIVE;
 	if (abi == ABI_COMPAT)
 		bpf_probe_read_kernel(&arg0, sizeof(arg0), &COMPAT_ARG0(regs));
 	else
+		arg0 = tail.arg0;
+#else
+	bpf_probe_read_kernel(&arg0, sizeof(arg0), &NATIVE_ARG0(regs));
 #endif
-		bpf_probe_read_kernel(&arg0, sizeof(arg0), &NATIVE_ARG0(regs));
 	count_call(slot, abi, arg0);
 	return 0;
 }
