@@ -73,6 +73,37 @@ pub fn build(root: &Path, target: &Target, flags: &[String], log: &Path) -> Resu
     })
 }
 
+/// The `top_overhead` benchmark of `vdsotime top` for `target` (see
+/// [`super::top::overhead`]): built as the tool is ([`runner::RELEASE`], the same source
+/// label), so that cargo reuses the tool and its dependencies.
+pub fn overhead_bench(
+    root: &Path,
+    target: &Target,
+    flags: &[String],
+    log: &Path,
+) -> Result<PathBuf, String> {
+    let source = crate::source::of(root)?.label();
+    let args = [
+        "build",
+        runner::RELEASE,
+        "-p",
+        "vdsotime-cli",
+        "--bench",
+        "top_overhead",
+    ];
+    cargo(
+        root,
+        target,
+        flags,
+        log,
+        &[("VDSOTIME_SOURCE", source.as_str())],
+        &args,
+    )?
+    .into_iter()
+    .find(|exe| label(exe) == "top_overhead")
+    .ok_or_else(|| format!("cargo built no top_overhead (see {})", log.display()))
+}
+
 /// `kernel_parity-0123456789abcdef` → `kernel_parity`; the library's unit tests → `unit`.
 fn label(exe: &Path) -> String {
     let name = exe

@@ -83,8 +83,11 @@ options:
                    write the doctor verdicts as a Markdown table between FILE's
                    <!-- scenarios:begin --> and <!-- scenarios:end --> lines
   --scenario NAME  only the boots of that name (default, hpet, acpi_pm, tsc-unstable,
-                   vdso-off; repeatable; see --list's boots); the machines without it are
-                   left out, e.g. --target x86_64-trixie --scenario hpet
+                   vdso-off, top-overhead; repeatable; see --list's boots); the machines
+                   without it are left out, e.g. --target x86_64-trixie --scenario hpet.
+                   top-overhead boots only when named: the `top_overhead` benchmark
+                   (docs/top.md, Overhead) on x86_64, fentry's backend among its
+                   watchers, its tables printed (under TCG: the ratios only indicate)
   --repeat N       boot the chosen machines N times (to find races and flaky tests): each
                    run's report, then per boot its PASS count, times and each failure
   --list           print the machines (each with its kernel's suites, in order of
@@ -196,9 +199,16 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
     if o.machines.is_empty() {
         o.machines = machines::ALL.to_vec();
     }
-    if !scenarios.is_empty() {
-        o.machines = only_scenarios(o.machines, &scenarios)?;
+    if scenarios.is_empty() {
+        // Every boot that tests; a benchmark's only when named.
+        scenarios = o
+            .machines
+            .iter()
+            .flat_map(|m| m.scenarios.iter().filter(|s| !s.overhead))
+            .map(|s| s.name.to_string())
+            .collect();
     }
+    o.machines = only_scenarios(o.machines, &scenarios)?;
     Ok(Some(o))
 }
 
@@ -470,6 +480,25 @@ mod tests {
             assert_eq!(names, ["hpet", "acpi_pm"], "{}", m.name);
         }
         assert!(parse(&args(&["--scenario", "nonesuch"])).is_err());
+        // The benchmark's boot only when named.
+        let all = parse(&args(&[])).unwrap().unwrap();
+        assert!(all
+            .machines
+            .iter()
+            .all(|m| m.scenarios.iter().all(|s| !s.overhead)));
+        assert!(all.machines.iter().any(|m| m.scenarios.len() == 5));
+        let bench = parse(&args(&["--scenario", "top-overhead"]))
+            .unwrap()
+            .unwrap();
+        assert!(!bench.machines.is_empty());
+        for m in &bench.machines {
+            assert_eq!(m.arch, "x86_64");
+            assert!(
+                m.scenarios.len() == 1 && m.scenarios[0].overhead,
+                "{}",
+                m.name
+            );
+        }
         assert!(parse(&args(&["--repeat", "0"])).is_err());
     }
 }

@@ -142,6 +142,7 @@ pub fn is_tool_run(label: &str) -> bool {
         ]
         .contains(&label)
         || super::top::count::is_label(label)
+        || label == super::top::overhead::LABEL
 }
 
 /// Where the image dumped inside is read back from.
@@ -178,6 +179,8 @@ pub struct Spec<'a> {
     /// The i686 build's init, run as the 32-bit process `top` must also count exactly
     /// (x86_64's Debian kernels).
     pub compat_init: Option<&'a Path>,
+    /// The `top_overhead` benchmark built for the machine, where the boot runs it.
+    pub overhead: Option<&'a Path>,
 }
 
 /// The tests a default boot skips, in groups with the reason each gets.
@@ -274,6 +277,13 @@ pub fn assemble(
     if spec.scenario.top {
         let (label, timeout, argv) = super::top::RUN;
         run(label, timeout, "show", argv);
+    }
+    if let Some(bench) = spec.overhead {
+        use super::top::overhead;
+        a.file(overhead::INSIDE, 0o755, &stripped(bench, objcopy)?);
+        let (label, timeout, argv) = overhead::run();
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        run(label, timeout, "show", &argv);
     }
     if spec.scenario.suite {
         use super::top::count::{self, Counted};

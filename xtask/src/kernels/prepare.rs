@@ -70,6 +70,8 @@ pub struct Preparer<'a> {
     /// The auxiliary clocks' C programs, built the first time a machine with them needs
     /// them.
     aux_programs: Option<Result<AuxPrograms, Unbootable>>,
+    /// The `top_overhead` benchmark, by target, built the first time a boot runs it.
+    benches: BTreeMap<&'static str, Result<PathBuf, Unbootable>>,
     /// Time spent building.
     pub building: Duration,
 }
@@ -81,6 +83,7 @@ impl<'a> Preparer<'a> {
             builds: BTreeMap::new(),
             objcopy: toolchain::rust_tool("rust-objcopy"),
             aux_programs: None,
+            benches: BTreeMap::new(),
             building: Duration::ZERO,
         }
     }
@@ -128,6 +131,17 @@ impl<'a> Preparer<'a> {
             },
             None => None,
         };
+        let overhead = if scenario.overhead {
+            match self.overhead_bench(m.triple) {
+                Ok(bench) => Some(bench.clone()),
+                Err(e) => {
+                    ready.kernel = Err(e.clone());
+                    return ready;
+                }
+            }
+        } else {
+            None
+        };
         let built = &self.builds[m.triple];
         let aux_programs = if m.source_config.is_some() && scenario.suite {
             let started = Instant::now();
@@ -159,6 +173,7 @@ impl<'a> Preparer<'a> {
                 aux_programs,
                 top_counts: top::count::backends(&m),
                 compat_init: compat_init.as_deref(),
+                overhead: overhead.as_deref(),
             };
             let p = payload::assemble(b, ctx.root, &spec, objcopy).map_err(Unbootable::Failed)?;
             fs::write(&ready.initrd, &p.initramfs)
@@ -193,18 +208,27 @@ impl Preparer<'_> {
         }
     }
 
+    /// The `top_overhead` benchmark for `triple`, built the first time a boot runs it,
+    /// after the target's other programs (whose build it reuses).
+    fn overhead_bench(&mut self, triple: &'static str) -> &Result<PathBuf, Unbootable> {
+        let ctx = self.ctx;
+        let started = Instant::now();
+        let bench = self.benches.entry(triple).or_insert_with(|| {
+            let (t, flags, logs) = toolchain_of(ctx, triple)?;
+            let log = logs.join(format!("{triple}.bench-build.log"));
+            build::overhead_bench(ctx.root, &t, &flags, &log).map_err(Unbootable::Failed)
+        });
+        self.building += started.elapsed();
+        bench
+    }
+
     /// The programs of `triple`, built the first time they are needed (the time counted
     /// in [`Preparer::building`]).
     fn build(&mut self, triple: &'static str) -> &Result<Built, Unbootable> {
         let ctx = self.ctx;
         let started = Instant::now();
         let built = self.builds.entry(triple).or_insert_with(|| {
-            let unavailable = Unbootable::Unavailable;
-            let t = crate::targets::find(triple).ok_or(unavailable("no cross target".into()))?;
-            let logs = ctx.work.join("logs");
-            let _ = fs::create_dir_all(&logs);
-            let flags =
-                toolchain::prepare(&t, ctx.install, ctx.install_err, &logs).map_err(unavailable)?;
+            let (t, flags, logs) = toolchain_of(ctx, triple)?;
             println!("kernels: building for {triple}...");
             let log = logs.join(format!("{triple}.build.log"));
             let built = build::build(ctx.root, &t, &flags, &log).map_err(Unbootable::Failed);
@@ -215,6 +239,20 @@ impl Preparer<'_> {
         self.building += started.elapsed();
         built
     }
+}
+
+/// `triple`'s target, the flags its builds take and the directory of the build logs, or
+/// why nothing can be built for it.
+fn toolchain_of(
+    ctx: &Context,
+    triple: &str,
+) -> Result<(crate::targets::Target, Vec<String>, PathBuf), Unbootable> {
+    let unavailable = Unbootable::Unavailable;
+    let t = crate::targets::find(triple).ok_or(unavailable("no cross target".into()))?;
+    let logs = ctx.work.join("logs");
+    let _ = fs::create_dir_all(&logs);
+    let flags = toolchain::prepare(&t, ctx.install, ctx.install_err, &logs).map_err(unavailable)?;
+    Ok((t, flags, logs))
 }
 
 /// `VDSOTIME_REQUIRE` inside a machine: what its tests must not skip for. Every machine

@@ -21,6 +21,10 @@ pub struct Scenario {
     pub timens: bool,
     /// Runs `vdsotime top` while time-reading processes run, judged by [`super::top`].
     pub top: bool,
+    /// Runs the `top_overhead` benchmark ([`super::top::overhead`]) and nothing else of
+    /// the tool's: booted only when named (`--scenario top-overhead`), as it measures
+    /// rather than tests, for minutes.
+    pub overhead: bool,
 }
 
 /// The default boot of a machine whose doctor is not judged.
@@ -31,6 +35,7 @@ pub const DEFAULT: Scenario = Scenario {
     doctor: false,
     timens: false,
     top: false,
+    overhead: false,
 };
 
 pub const DEFAULT_ONLY: &[Scenario] = &[DEFAULT];
@@ -55,6 +60,16 @@ pub const X86_64: &[Scenario] = &[
     // The watchdog path: the TSC is declared unstable and another clocksource chosen.
     light("tsc-unstable", "tsc=unstable"),
     light("vdso-off", "vdso=0"),
+    // What watching with `vdsotime top` costs, fentry's backend included (opt-in).
+    Scenario {
+        name: "top-overhead",
+        append: "",
+        suite: false,
+        doctor: false,
+        timens: false,
+        top: false,
+        overhead: true,
+    },
 ];
 
 /// A boot that runs only the reading, the doctor and `check`.
@@ -66,6 +81,7 @@ const fn light(name: &'static str, append: &'static str) -> Scenario {
         doctor: true,
         timens: false,
         top: false,
+        overhead: false,
     }
 }
 
@@ -77,7 +93,10 @@ mod tests {
     fn the_default_boot_comes_first_and_alone_runs_the_suite() {
         for list in [DEFAULT_ONLY, X86_64] {
             assert!(list[0].suite && list[0].append.is_empty());
-            assert!(list[1..].iter().all(|s| !s.suite && !s.append.is_empty()));
+            // The boots after the default change its command line, or run the benchmark.
+            assert!(list[1..]
+                .iter()
+                .all(|s| !s.suite && (s.overhead || !s.append.is_empty())));
             for (i, s) in list.iter().enumerate() {
                 assert!(list[..i].iter().all(|o| o.name != s.name), "{}", s.name);
                 assert_ne!(s.name, TIMENS);

@@ -10,6 +10,7 @@
 //! ended before `top` did is a failure.
 
 pub mod count;
+pub mod overhead;
 
 use super::json::{self, Value};
 use super::judge::Truth;

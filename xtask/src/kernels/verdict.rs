@@ -213,6 +213,18 @@ pub fn one(ctx: &Context, r: &Ready) -> (Booted, String) {
     for wrong in counts_judged.iter().filter_map(|j| j.as_ref().err()) {
         failures.extend(wrong.iter().cloned());
     }
+    let overhead = r.scenario.overhead.then(|| {
+        let run = console.run(top::overhead::LABEL);
+        let exit = run.and_then(|r| exit_code(&r.status));
+        top::overhead::judge(run.map_or(&[][..], |r| &r.lines), exit, m.arch, &release)
+    });
+    if let Some(Err(wrong)) = &overhead {
+        failures.extend(
+            wrong
+                .iter()
+                .map(|f| format!("{}: {f}", top::overhead::LABEL)),
+        );
+    }
 
     let outcome = if failures.is_empty() {
         Outcome::Pass
@@ -310,6 +322,9 @@ pub fn one(ctx: &Context, r: &Ready) -> (Booted, String) {
     }
     for said in counts_judged.iter().filter_map(|j| j.as_ref().ok()) {
         let _ = writeln!(out, "  {said}");
+    }
+    for table_line in overhead.iter().flat_map(|j| j.iter().flatten()) {
+        let _ = writeln!(out, "  {table_line}");
     }
     if r.scenario.suite {
         show::describe(&mut out, &console);

@@ -20,7 +20,9 @@
 //! Tunable by environment: TOP_OVERHEAD_CALLS (calls per trial), TOP_OVERHEAD_ROUNDS,
 //! TOP_OVERHEAD_CPU_SECONDS (0: no CPU phase), TOP_OVERHEAD_SETTLE_MS (the wait after a
 //! tool looks attached), TOP_OVERHEAD_WATCHERS (comma-separated keys: none, floor,
-//! empty-program, top-BACKEND, bpftrace, perf-stat, perf-trace, strace), TOP_OVERHEAD_PERF (the perf binary).
+//! empty-program, top-BACKEND, bpftrace, perf-stat, perf-trace, strace), TOP_OVERHEAD_PERF (the perf binary),
+//! TOP_OVERHEAD_VDSOTIME (the `vdsotime` binary, where the bench runs apart from its build:
+//! inside a kernel machine, `cargo xtask kernels --scenario top-overhead`).
 
 mod empty_program;
 mod process;
@@ -42,6 +44,7 @@ struct Config {
     settle: Duration,
     watchers: Option<Vec<String>>,
     perf: String,
+    vdsotime: String,
 }
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -62,6 +65,8 @@ impl Config {
                 .ok()
                 .map(|v| v.split(',').map(|k| k.trim().to_string()).collect()),
             perf: std::env::var("TOP_OVERHEAD_PERF").unwrap_or_else(|_| "perf".into()),
+            vdsotime: std::env::var("TOP_OVERHEAD_VDSOTIME")
+                .unwrap_or_else(|_| env!("CARGO_BIN_EXE_vdsotime").into()),
         }
     }
 }
@@ -212,6 +217,7 @@ fn main() {
     let ctx = Context {
         watched: workers[index(Workload::Clock)].pid(),
         perf: config.perf.clone(),
+        vdsotime: config.vdsotime.clone(),
         settle: config.settle,
     };
     let mut rows: Vec<Row> = Watcher::all()

@@ -53,11 +53,13 @@ pub enum Watcher {
     Strace,
 }
 
-/// What every watcher is told: the watched loop's pid, the perf binary, the settle time.
+/// What every watcher is told: the watched loop's pid, the perf and vdsotime binaries,
+/// the settle time.
 #[derive(Debug)]
 pub struct Context {
     pub watched: u32,
     pub perf: String,
+    pub vdsotime: String,
     pub settle: Duration,
 }
 
@@ -149,7 +151,7 @@ impl Watcher {
             Watcher::Floor => return floor_on().map(Active::Floor),
             Watcher::EmptyProgram => return empty_program::attach().map(Active::EmptyProgram),
             Watcher::Top(b) => {
-                let mut c = Command::new(env!("CARGO_BIN_EXE_vdsotime"));
+                let mut c = Command::new(&ctx.vdsotime);
                 c.args(["top", "--once", "--duration", "3600", "--json"])
                     .args(["--backend", b]);
                 (c, None)

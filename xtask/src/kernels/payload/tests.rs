@@ -13,6 +13,7 @@ fn spec<'a>(arch: &'a str, vdso_getrandom: bool, extra: &'a [String]) -> Spec<'a
         aux_programs: None,
         top_counts: &["perf"],
         compat_init: None,
+        overhead: None,
     }
 }
 
