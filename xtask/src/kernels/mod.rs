@@ -399,7 +399,7 @@ pub fn main(args: &[String]) -> ExitCode {
             }
         }
     }
-    if let Err(e) = write_table(&booted.rows, &work, opts.doctor_table.as_deref()) {
+    if let Err(e) = table::write(&booted.rows, &work, opts.doctor_table.as_deref()) {
         eprintln!("xtask kernels: {e}");
         fail += 1;
     }
@@ -414,42 +414,6 @@ pub fn main(args: &[String]) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
-}
-
-/// Writes the doctor table to `work/doctor-table.md` and, if asked, into `file`.
-fn write_table(rows: &[verdict::Row], work: &Path, file: Option<&Path>) -> Result<(), String> {
-    if rows.is_empty() {
-        return match file {
-            Some(f) => Err(format!("{}: no doctor verdict to write", f.display())),
-            None => Ok(()),
-        };
-    }
-    let emulator = Command::new("qemu-system-x86_64")
-        .arg("--version")
-        .output()
-        .ok()
-        .and_then(|o| {
-            let text = String::from_utf8_lossy(&o.stdout).into_owned();
-            let v = text
-                .lines()
-                .next()?
-                .split(" version ")
-                .nth(1)?
-                .split_whitespace()
-                .next()?
-                .to_string();
-            Some(format!("QEMU {v}"))
-        })
-        .unwrap_or_else(|| "QEMU".to_string());
-    let text = table::markdown(rows, &emulator);
-    let kept = work.join("doctor-table.md");
-    fs::write(&kept, &text).map_err(|e| format!("{}: {e}", kept.display()))?;
-    println!("kernels: doctor table in {}", kept.display());
-    if let Some(f) = file {
-        table::splice(f, &text)?;
-        println!("kernels: doctor table written into {}", f.display());
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -4,11 +4,48 @@
 use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
+use std::process::Command;
 
 use super::verdict::Row;
 
 pub const BEGIN: &str = "<!-- scenarios:begin -->";
 pub const END: &str = "<!-- scenarios:end -->";
+
+/// Writes the doctor table to `work/doctor-table.md` and, if asked, into `file`.
+pub fn write(rows: &[Row], work: &Path, file: Option<&Path>) -> Result<(), String> {
+    if rows.is_empty() {
+        return match file {
+            Some(f) => Err(format!("{}: no doctor verdict to write", f.display())),
+            None => Ok(()),
+        };
+    }
+    let emulator = Command::new("qemu-system-x86_64")
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| {
+            let text = String::from_utf8_lossy(&o.stdout).into_owned();
+            let v = text
+                .lines()
+                .next()?
+                .split(" version ")
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .to_string();
+            Some(format!("QEMU {v}"))
+        })
+        .unwrap_or_else(|| "QEMU".to_string());
+    let text = markdown(rows, &emulator);
+    let kept = work.join("doctor-table.md");
+    fs::write(&kept, &text).map_err(|e| format!("{}: {e}", kept.display()))?;
+    println!("kernels: doctor table in {}", kept.display());
+    if let Some(f) = file {
+        splice(f, &text)?;
+        println!("kernels: doctor table written into {}", f.display());
+    }
+    Ok(())
+}
 
 /// The table, with a sentence naming the command and the machines that made it.
 pub fn markdown(rows: &[Row], emulator: &str) -> String {
