@@ -23,7 +23,7 @@ pub struct Scenario {
     pub top: bool,
     /// Runs the `top_overhead` benchmark ([`super::top::overhead`]) and nothing else of
     /// the tool's: booted only when named (`--scenario top-overhead`), as it measures
-    /// rather than tests, for minutes.
+    /// rather than tests.
     pub overhead: bool,
 }
 

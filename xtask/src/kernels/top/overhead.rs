@@ -15,8 +15,8 @@ pub const LABEL: &str = "top-overhead";
 /// Where the benchmark is in the machine.
 pub const INSIDE: &str = "/tests/top_overhead";
 
-/// The run's timeout (s): five rounds of five watchers and the CPU phase took about
-/// six minutes of TCG on a two-core host.
+/// The run's timeout (s): a bound far above what the rounds and the CPU phase take under
+/// TCG (docs/top.md gives the boot's time), for a loaded host.
 const TIMEOUT: u64 = 1200;
 
 /// The watchers: the A/A row, the floor of any program on `sys_enter`, and each backend.
@@ -25,8 +25,8 @@ const WATCHERS: &str = "none,empty-program,top-fentry,top-tracepoint,top-perf";
 /// The backends that count in the kernel, whose counts must be exact.
 const IN_KERNEL: &[&str] = &["fentry", "tracepoint"];
 
-/// The benchmark's settings: fewer calls per trial than natively, where a system call
-/// costs about 0.2 us; under TCG it costs several.
+/// The benchmark's settings: fewer calls per trial than natively, since under TCG a
+/// system call costs several times what it costs on the host.
 const SETTINGS: &[(&str, &str)] = &[
     ("TOP_OVERHEAD_VDSOTIME", "/bin/vdsotime"),
     ("TOP_OVERHEAD_WATCHERS", WATCHERS),
